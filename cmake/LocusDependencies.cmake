@@ -1,0 +1,42 @@
+# Finds what Locus builds on: OpenBLAS (its OpenMP build, see Note [CPU threads]), OpenMP,
+# and optionally the CUDA toolkit.
+
+find_package(OpenMP REQUIRED)
+
+# Debian ships OpenBLAS in several threading flavours behind one alternative; Locus links the
+# OpenMP one by path and records the path in RUNPATH so the loader cannot swap in another.
+find_library(LOCUS_OPENBLAS_LIBRARY NAMES openblas
+  HINTS /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/aarch64-linux-gnu/openblas-openmp
+  NO_DEFAULT_PATH)
+if(NOT LOCUS_OPENBLAS_LIBRARY)
+  find_library(LOCUS_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+endif()
+find_path(LOCUS_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu/openblas-openmp REQUIRED)
+add_library(Locus::blas INTERFACE IMPORTED)
+target_link_libraries(Locus::blas INTERFACE ${LOCUS_OPENBLAS_LIBRARY})
+target_include_directories(Locus::blas INTERFACE ${LOCUS_CBLAS_INCLUDE})
+get_filename_component(LOCUS_OPENBLAS_DIR ${LOCUS_OPENBLAS_LIBRARY} DIRECTORY)
+set(CMAKE_BUILD_RPATH ${LOCUS_OPENBLAS_DIR})
+set(CMAKE_INSTALL_RPATH ${LOCUS_OPENBLAS_DIR})
+set(LOCUS_BLAS_TEXT "OpenBLAS (${LOCUS_OPENBLAS_LIBRARY})")
+set(LOCUS_OPENMP_TEXT "OpenMP ${OpenMP_CXX_VERSION}")
+
+set(LOCUS_WITH_CUDA OFF)
+set(LOCUS_CUDA_TEXT "off (LOCUS_CUDA=OFF)")
+if(NOT LOCUS_CUDA STREQUAL "OFF")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  if(LOCUS_CUDA STREQUAL "ON")
+    find_package(CUDAToolkit REQUIRED)
+  else()
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(CUDAToolkit_FOUND)
+    set(LOCUS_WITH_CUDA ON)
+    set(LOCUS_CUDA_TEXT "on (CUDA toolkit ${CUDAToolkit_VERSION}, runtime linked statically)")
+  else()
+    set(LOCUS_CUDA_TEXT "off (LOCUS_CUDA=AUTO and no CUDA toolkit found)")
+  endif()
+endif()
+message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; CUDA backend ${LOCUS_CUDA_TEXT}")

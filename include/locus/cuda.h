@@ -1,0 +1,54 @@
+#pragma once
+/// \file cuda.h
+/// CUDA discovery, current device and memory calls (`locus::cuda::*`), mirroring torch.cuda.
+/// Discovery never throws and never creates a CUDA context.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "locus/memory.h"
+
+namespace locus::cuda {
+
+/// What get_device_properties reports.
+struct DeviceProperties {
+  std::string name;
+  uint64_t total_memory = 0;
+  int multi_processor_count = 0;
+  int major = 0;  ///< compute capability
+  int minor = 0;
+};
+
+/// True when Locus was built with CUDA and at least one device is usable.
+bool is_available() noexcept;
+/// Number of usable devices; 0 on any driver problem (see unavailable_reason()).
+int device_count() noexcept;
+/// Why is_available() is false ("built without CUDA", "no NVIDIA driver found ..."); empty when
+/// CUDA is available.
+std::string unavailable_reason();
+/// Device name, e.g. "NVIDIA H100 80GB HBM3". IndexError for a missing device,
+/// BackendUnavailableError when CUDA is unavailable.
+std::string get_device_name(int index = -1);
+DeviceProperties get_device_properties(int index = -1);
+/// CUDA driver and runtime versions as "13.0" strings (empty when unknown).
+std::string driver_version();
+std::string runtime_version();
+
+/// The calling thread's current CUDA device (0 until set).
+int current_device();
+/// Sets the calling thread's current device. IndexError when it does not exist.
+void set_device(int index);
+
+/// The memory calls of memory.h for `cuda:index` (current device when -1).
+int64_t memory_allocated(int index = -1);
+int64_t memory_reserved(int index = -1);
+int64_t max_memory_allocated(int index = -1);
+int64_t max_memory_reserved(int index = -1);
+void reset_peak_memory_stats(int index = -1);
+void empty_cache(int index = -1);
+MemoryStats memory_stats(int index = -1);
+std::string memory_summary(int index = -1);
+std::pair<uint64_t, uint64_t> mem_get_info(int index = -1);
+
+}  // namespace locus::cuda

@@ -1,0 +1,97 @@
+#pragma once
+/// \file storage.h
+/// DataPtr (memory plus how to give it back) and Storage (the buffer tensors view into).
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "locus/detail/intrusive_ptr.h"
+#include "locus/device.h"
+
+namespace locus::detail {
+
+/// Owns one allocation: the pointer, the device it lives on, and the function that frees it.
+/// Move-only; the deleter runs exactly once.
+class DataPtr {
+ public:
+  using Deleter = void (*)(void* ctx, void* ptr) noexcept;
+
+  DataPtr() noexcept : device_(DeviceType::CPU, -1) {}
+  DataPtr(void* ptr, void* ctx, Deleter deleter, Device device) noexcept
+      : ptr_(ptr), ctx_(ctx), deleter_(deleter), device_(device) {}
+  DataPtr(DataPtr&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), ctx_(std::exchange(o.ctx_, nullptr)),
+        deleter_(std::exchange(o.deleter_, nullptr)), device_(o.device_) {}
+  DataPtr& operator=(DataPtr&& o) noexcept {
+    if (this != &o) {
+      clear();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      ctx_ = std::exchange(o.ctx_, nullptr);
+      deleter_ = std::exchange(o.deleter_, nullptr);
+      device_ = o.device_;
+    }
+    return *this;
+  }
+  DataPtr(const DataPtr&) = delete;
+  DataPtr& operator=(const DataPtr&) = delete;
+  ~DataPtr() { clear(); }
+
+  void* get() const noexcept { return ptr_; }
+  void* context() const noexcept { return ctx_; }
+  Device device() const noexcept { return device_; }
+
+ private:
+  void clear() noexcept {
+    if (deleter_) deleter_(ctx_, ptr_);
+    deleter_ = nullptr;
+    ptr_ = ctx_ = nullptr;
+  }
+  void* ptr_ = nullptr;
+  void* ctx_ = nullptr;
+  Deleter deleter_ = nullptr;
+  Device device_;
+};
+
+/// Work still writing into a storage (an asynchronous copy). Host reads wait for it.
+class PendingWrite {
+ public:
+  virtual ~PendingWrite() = default;
+  /// Blocks until the write is complete. Called at most once.
+  virtual void wait() = 0;
+};
+
+/// A buffer of bytes on one device, shared by every tensor that views it.
+class Storage : public RefCounted {
+ public:
+  Storage(DataPtr data, size_t nbytes, bool pinned = false)
+      : data_(std::move(data)), nbytes_(nbytes), pinned_(pinned) {}
+
+  void* data() const noexcept { return data_.get(); }
+  size_t nbytes() const noexcept { return nbytes_; }
+  Device device() const noexcept { return data_.device(); }
+  bool pinned() const noexcept { return pinned_; }
+  const DataPtr& data_ptr() const noexcept { return data_; }
+
+  /// Marks the buffer as being written asynchronously; see Note [Host reads wait].
+  void set_pending_write(std::unique_ptr<PendingWrite> w);
+  /// Waits for a pending asynchronous write, if any. Cheap when there is none.
+  void wait_for_pending_write() const {
+    if (has_pending_.load(std::memory_order_acquire)) wait_slow();
+  }
+
+  ~Storage() override;
+
+ private:
+  void wait_slow() const;
+  DataPtr data_;
+  size_t nbytes_;
+  bool pinned_;
+  mutable std::atomic<bool> has_pending_{false};
+  mutable std::mutex pending_mutex_;
+  mutable std::unique_ptr<PendingWrite> pending_;
+};
+
+}  // namespace locus::detail

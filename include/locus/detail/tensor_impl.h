@@ -1,0 +1,72 @@
+#pragma once
+/// \file tensor_impl.h
+/// TensorImpl: a strided view (sizes, strides, offset, dtype) into a Storage.
+
+#include <cstdint>
+
+#include "locus/detail/intrusive_ptr.h"
+#include "locus/detail/storage.h"
+#include "locus/device.h"
+#include "locus/dtype.h"
+#include "locus/shape.h"
+
+namespace locus::detail {
+
+/// The state behind a Tensor handle. Strides and offset count elements, not bytes.
+/// Invariant: device() == storage's device; numel() == product of sizes.
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(intrusive_ptr<Storage> storage, DType dtype, Shape sizes, Shape strides, int64_t offset)
+      : storage_(std::move(storage)), sizes_(std::move(sizes)), strides_(std::move(strides)),
+        offset_(offset), dtype_(dtype), device_(storage_->device()) {
+    refresh();
+  }
+
+  const intrusive_ptr<Storage>& storage() const noexcept { return storage_; }
+  const Shape& sizes() const noexcept { return sizes_; }
+  const Shape& strides() const noexcept { return strides_; }
+  int64_t offset() const noexcept { return offset_; }
+  int64_t numel() const noexcept { return numel_; }
+  DType dtype() const noexcept { return dtype_; }
+  Device device() const noexcept { return device_; }
+  bool is_contiguous() const noexcept { return contiguous_; }
+  bool requires_grad() const noexcept { return requires_grad_; }
+  void set_requires_grad(bool r) noexcept { requires_grad_ = r; }
+
+  /// Address of the first element (storage base plus offset), on the tensor's device.
+  void* data() const noexcept {
+    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_));
+  }
+  /// Replaces the view's geometry (same storage); used by in-place view ops.
+  void set_geometry(Shape sizes, Shape strides, int64_t offset) {
+    sizes_ = std::move(sizes);
+    strides_ = std::move(strides);
+    offset_ = offset;
+    refresh();
+  }
+
+ private:
+  void refresh() noexcept {
+    numel_ = sizes_.numel();
+    int64_t expected = 1;
+    contiguous_ = true;
+    for (size_t i = sizes_.size(); i-- > 0;) {
+      if (sizes_[i] != 1 && strides_[i] != expected) {
+        contiguous_ = false;
+        break;
+      }
+      expected *= sizes_[i];
+    }
+  }
+
+  intrusive_ptr<Storage> storage_;
+  Shape sizes_, strides_;
+  int64_t offset_;
+  int64_t numel_ = 0;
+  DType dtype_;
+  Device device_;
+  bool requires_grad_ = false;
+  bool contiguous_ = true;
+};
+
+}  // namespace locus::detail

@@ -1,0 +1,74 @@
+#pragma once
+/// \file device.h
+/// Device identity: where a tensor's memory lives and where its ops run.
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace locus {
+
+/// The kinds of device Locus knows. `Sim` is a simulated accelerator that lives in host memory
+/// behind its own allocator; it obeys every placement rule CUDA does (see docs/devices.md).
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, MPS = 2, Sim = 3 };
+
+/// Number of entries in DeviceType; sizes per-type tables.
+inline constexpr int kNumDeviceTypes = 4;
+
+/// Lower-case name used in device strings: "cpu", "cuda", "mps", "sim".
+std::string_view device_type_name(DeviceType type) noexcept;
+
+/// A device: a type plus an index. Index -1 means "the current device of that type" and is
+/// resolved when the device is used; a tensor's device always carries a concrete index for
+/// CUDA and sim. Cheap to copy, comparable and hashable.
+class Device {
+ public:
+  /// Device of `type`; `index` -1 means the current device of that type. Throws ValueError for
+  /// an index below -1, or any index other than -1/0 for the CPU.
+  Device(DeviceType type, int index = -1);
+  /// Parses "cpu", "cuda", "cuda:1", "mps", "sim:0". Strict: lower-case type, optional ':' plus
+  /// a decimal index. Anything else throws ValueError naming the string and the accepted forms.
+  /* implicit */ Device(std::string_view spec);
+  /* implicit */ Device(const char* spec) : Device(std::string_view(spec)) {}
+  /* implicit */ Device(const std::string& spec) : Device(std::string_view(spec)) {}
+
+  /// The device type.
+  DeviceType type() const noexcept { return type_; }
+  /// The index, or -1 when unspecified.
+  int index() const noexcept { return index_; }
+  /// True when an explicit index was given (always true for tensors' devices off the CPU).
+  bool has_index() const noexcept { return index_ >= 0; }
+  bool is_cpu() const noexcept { return type_ == DeviceType::CPU; }
+  bool is_cuda() const noexcept { return type_ == DeviceType::CUDA; }
+  bool is_sim() const noexcept { return type_ == DeviceType::Sim; }
+  bool is_mps() const noexcept { return type_ == DeviceType::MPS; }
+
+  /// "cpu", "cuda", "cuda:0", "sim:1" (the CPU always prints as "cpu").
+  std::string str() const;
+
+  friend bool operator==(Device a, Device b) noexcept {
+    return a.type_ == b.type_ && a.index_ == b.index_;
+  }
+  friend bool operator!=(Device a, Device b) noexcept { return !(a == b); }
+
+ private:
+  DeviceType type_;
+  int8_t index_;
+};
+
+/// Prints `device.str()`.
+std::ostream& operator<<(std::ostream& os, Device device);
+/// Prints the lower-case type name.
+std::ostream& operator<<(std::ostream& os, DeviceType type);
+
+}  // namespace locus
+
+/// Hash support so Device can key unordered containers.
+template <>
+struct std::hash<locus::Device> {
+  size_t operator()(locus::Device d) const noexcept {
+    return (static_cast<size_t>(d.type()) << 8) ^ static_cast<size_t>(d.index() + 1);
+  }
+};

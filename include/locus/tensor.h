@@ -1,0 +1,242 @@
+#pragma once
+/// \file tensor.h
+/// Tensor: a handle to a strided, typed view of memory on one device.
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "locus/detail/tensor_impl.h"
+#include "locus/device.h"
+#include "locus/dtype.h"
+#include "locus/scalar.h"
+#include "locus/shape.h"
+#include "locus/tensor_options.h"
+
+namespace locus {
+
+class Tensor;
+
+/// A Python-style slice for Tensor::index: `Slice(1, 3)`, `Slice(std::nullopt, std::nullopt, 2)`.
+/// Negative bounds count from the end; bounds past the ends are clipped, as in PyTorch.
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  Slice(std::optional<int64_t> start_ = std::nullopt, std::optional<int64_t> stop_ = std::nullopt,
+        int64_t step_ = 1)
+      : start(start_), stop(stop_), step(step_) {}
+};
+
+/// One entry of Tensor::index: an integer (selects and drops the dim) or a Slice.
+using TensorIndex = std::variant<int64_t, Slice>;
+
+struct ValuesIndices;  // defined in ops.h: {values, indices} of max/min along a dim
+
+/// A tensor: dtype, shape, strides and a device-resident buffer, shared by views.
+/// Copying a Tensor copies the handle (like a Python reference), never the data.
+/// Methods are thread-compatible: concurrent reads are safe, concurrent writes to one
+/// tensor need outside synchronisation, as in PyTorch.
+class Tensor {
+ public:
+  /// An undefined tensor (defined() is false).
+  Tensor() = default;
+  explicit Tensor(detail::intrusive_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata -------------------------------------------------------------------------
+  /// False for a default-constructed handle; every other call needs a defined tensor.
+  bool defined() const noexcept { return static_cast<bool>(impl_); }
+  Device device() const { return impl()->device(); }
+  DType dtype() const { return impl()->dtype(); }
+  const Shape& shape() const { return impl()->sizes(); }
+  /// Size of dim `d` (negative counts from the end). IndexError when out of range.
+  int64_t size(int64_t d) const;
+  const Shape& strides() const { return impl()->strides(); }
+  int64_t stride(int64_t d) const;
+  int64_t dim() const { return static_cast<int64_t>(impl()->sizes().size()); }
+  int64_t numel() const { return impl()->numel(); }
+  size_t itemsize() const { return locus::itemsize(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
+  int64_t storage_offset() const { return impl()->offset(); }
+  bool is_contiguous() const { return impl()->is_contiguous(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_sim() const { return device().is_sim(); }
+  bool is_floating_point() const { return locus::is_floating_point(dtype()); }
+  /// True when the memory is page-locked host memory (pin_memory()).
+  bool is_pinned() const { return impl()->storage()->pinned(); }
+  bool requires_grad() const { return impl()->requires_grad(); }
+  /// Sets the flag in place (floating dtypes only, else DTypeError); returns *this.
+  Tensor& requires_grad_(bool r = true);
+  /// True when both handles refer to the same tensor object (Python's `is`).
+  bool is_same(const Tensor& other) const noexcept { return impl_ == other.impl_; }
+  /// True when both views share one buffer.
+  bool shares_storage(const Tensor& other) const noexcept;
+
+  // ---- moves between devices and dtypes --------------------------------------------------
+  /// Copy to `device` (dtype kept). Returns *this (same object) when already there and `copy` is
+  /// false. Host to CUDA with non_blocking is asynchronous from pinned memory; device to host
+  /// with non_blocking returns at once and every host read of the result waits for the copy.
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  /// Converts the dtype on the same device; same object when nothing changes and !copy.
+  Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
+  /// Both at once (PyTorch's `x.to(device=..., dtype=...)`).
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
+  /// Same device and dtype as `other`.
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  /// To `cuda:index` (the current CUDA device when -1).
+  Tensor cuda(int index = -1, bool non_blocking = false) const;
+  /// To the CPU; same object when already there.
+  Tensor cpu() const;
+  /// A copy in page-locked host memory (CPU tensors only); same object when already pinned.
+  Tensor pin_memory() const;
+  /// Copies `src` into this tensor (any devices, dtypes converting, src broadcast to this
+  /// shape). Returns *this.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // ---- host access ----------------------------------------------------------------------
+  /// The single element as T, from any device (waits for pending copies).
+  /// ValueError unless numel() == 1.
+  template <class T>
+  T item() const;
+  /// The single element as a Scalar of the tensor's kind.
+  Scalar item() const;
+  /// All elements in row-major order. CPU only (ValueError naming the device and `.cpu()`),
+  /// and not on a tensor that requires grad (ValueError pointing at `.detach()`); T must match
+  /// the dtype (DTypeError).
+  template <class T>
+  std::vector<T> to_vector() const;
+  /// Raw pointer to the first element on the tensor's own device. DTypeError if T mismatches.
+  template <class T>
+  T* data_ptr() const;
+  /// Untyped pointer to the first element on the tensor's own device.
+  void* data_ptr() const { return impl()->data(); }
+
+  // ---- autograd-facing ------------------------------------------------------------------
+  /// A view of the same data that does not require grad.
+  Tensor detach() const;
+
+  // ---- views ----------------------------------------------------------------------------
+  /// Same data with a new shape; one entry may be -1. ShapeError when the strides don't allow it.
+  Tensor view(const Shape& shape) const;
+  /// view() when possible, else a contiguous copy.
+  Tensor reshape(const Shape& shape) const;
+  Tensor permute(const Shape& dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  /// Transpose of a tensor with at most 2 dims.
+  Tensor t() const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t d) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  /// Drops dim `d`, keeping position `index` (negative counts from the end).
+  Tensor select(int64_t d, int64_t index) const;
+  /// Broadcast view to `shape` (-1 keeps a size); no copy.
+  Tensor expand(const Shape& shape) const;
+  /// Elements `start` to `stop` (exclusive) with `step` along `d`, Python rules.
+  Tensor slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) const;
+  /// `x.index({Slice(), 1})` is PyTorch's `x[:, 1]`.
+  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  /// `x[i]`: select(0, i).
+  Tensor operator[](int64_t i) const { return select(0, i); }
+  /// This tensor when contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  /// A copy with its own memory, same device and dtype.
+  Tensor clone() const;
+
+  // ---- operations (the free functions in ops.h, as methods) -----------------------------
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& o) const;
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(const Scalar& o) const;
+  Tensor div(const Tensor& o) const;
+  Tensor div(const Scalar& o) const;
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& o);
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& o);
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(const Scalar& o);
+  Tensor& div_(const Tensor& o);
+  Tensor& div_(const Scalar& o);
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(const Scalar& e) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max) const;
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& tanh_();
+  Tensor& sigmoid_();
+  Tensor& relu_();
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max);
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(const Scalar& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(const Scalar& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(const Scalar& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(const Scalar& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(const Scalar& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(const Scalar& o) const;
+  /// `where(condition, *this, other)`.
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean() const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  /// Largest values along `dim` and their (first) positions.
+  ValuesIndices max(int64_t dim, bool keepdim = false) const;
+  ValuesIndices min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax() const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor matmul(const Tensor& o) const;
+  Tensor mm(const Tensor& o) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_();
+
+  /// The implementation object; throws ValueError on an undefined tensor.
+  detail::TensorImpl* impl() const {
+    if (!impl_) throw_undefined();
+    return impl_.get();
+  }
+  const detail::intrusive_ptr<detail::TensorImpl>& impl_ptr() const noexcept { return impl_; }
+
+ private:
+  [[noreturn]] static void throw_undefined();
+  detail::intrusive_ptr<detail::TensorImpl> impl_;
+};
+
+/// Prints like PyTorch: `tensor([1., 2., 3.], device='sim:0')`. Waits for pending copies.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+/// The printed form as a string.
+std::string to_string(const Tensor& t);
+
+}  // namespace locus

@@ -1,0 +1,75 @@
+// Copy with dtype conversion, fill, and where.
+
+#include <cstring>
+
+#include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/dispatch.h"
+#include "src/backends/cpu/loops.h"
+
+namespace locus::cpu {
+namespace {
+
+template <class Out, class In>
+Out convert(In v) {
+  if constexpr (std::is_same_v<Out, bool>) return static_cast<compute_t<In>>(v) != compute_t<In>(0);
+  else if constexpr (std::is_same_v<Out, Half> || std::is_same_v<Out, BFloat16>) return Out(static_cast<float>(compute_t<In>(v)));
+  else return static_cast<Out>(compute_t<In>(v));
+}
+
+template <class Out, class In>
+void copy_typed(const ops::StridedIter& it) {
+  for_each_run<2>(it, sizeof(Out) + sizeof(In), [](char* const* p, const int64_t* s, int64_t n) {
+    if constexpr (std::is_same_v<Out, In>) {
+      if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+        std::memcpy(p[0], p[1], static_cast<size_t>(n) * sizeof(Out));
+        return;
+      }
+    }
+    if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+      auto* out = reinterpret_cast<Out*>(p[0]);
+      const auto* in = reinterpret_cast<const In*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert<Out>(in[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = convert<Out>(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+    }
+  });
+}
+
+template <class Out>
+void copy_to(const ops::StridedIter& it) {
+  LOCUS_DISPATCH_ALL(it.dtypes[1], copy_typed<Out, scalar_t>(it));
+}
+
+}  // namespace
+
+void copy_kernel(const ops::StridedIter& it) {
+  LOCUS_DISPATCH_ALL(it.dtypes[0], copy_to<scalar_t>(it));
+}
+
+void fill_kernel(const ops::StridedIter& it, const Scalar& value) {
+  LOCUS_DISPATCH_ALL(it.dtypes[0], {
+    const scalar_t v = value.to<scalar_t>();
+    for_each_run<1>(it, sizeof(scalar_t), [v](char* const* p, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(scalar_t)) {
+        auto* out = reinterpret_cast<scalar_t*>(p[0]);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = v;
+      }
+    });
+  });
+}
+
+void where_kernel(const ops::StridedIter& it) {
+  LOCUS_DISPATCH_ALL(it.dtypes[0], {
+    for_each_run<4>(it, 3 * sizeof(scalar_t) + 1, [](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = *reinterpret_cast<const scalar_t*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+      }
+    });
+  });
+}
+
+}  // namespace locus::cpu

@@ -1,0 +1,168 @@
+// The CUDA DeviceRuntime: discovery that never throws and never creates a context, a caching
+// allocator per device over cudaMalloc, and synchronous copies. Kernels arrive with the CUDA
+// backend proper; until then supports() is false for every op, so the fallback policy decides.
+
+#include "src/backends/cuda/cuda_runtime.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "locus/errors.h"
+#include "src/runtime/caching_allocator.h"
+
+namespace locus::cuda_backend {
+namespace {
+
+std::string version_string(int v) { return v ? std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) : ""; }
+
+// What the machine offers, probed once: the driver library, then the runtime's device count.
+struct Discovery {
+  int count = 0;
+  std::string reason;
+  std::vector<cuda::DeviceProperties> properties;
+};
+
+Discovery probe() noexcept {
+  Discovery d;
+  // The runtime reports a missing driver as "insufficient driver"; looking for the library
+  // ourselves gives the user the real story.
+  if (void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    dlclose(lib);
+  } else {
+    d.reason = "no NVIDIA driver found (libcuda.so.1 could not be loaded)";
+    return d;
+  }
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    int driver = 0, rt = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&rt);
+    if (err == cudaErrorNoDevice) d.reason = "no CUDA-capable device is detected";
+    else if (err == cudaErrorInsufficientDriver)
+      d.reason = "the NVIDIA driver (CUDA " + version_string(driver) + ") is older than the CUDA runtime Locus was built with (" +
+                 version_string(rt) + ")";
+    else d.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorString(err);
+    cudaGetLastError();
+    return d;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    d.properties.push_back({p.name, static_cast<uint64_t>(p.totalGlobalMem), p.multiProcessorCount, p.major, p.minor});
+  }
+  d.count = static_cast<int>(d.properties.size());
+  if (d.count == 0) d.reason = "no CUDA-capable device is detected";
+  return d;
+}
+
+// cudaMalloc / cudaFree on one device. Setting the device here is what first creates its
+// context, so a program that never allocates on a GPU never creates one there.
+class CudaMemory final : public runtime::RawMemory {
+ public:
+  explicit CudaMemory(int device) : device_(device) {}
+  void* allocate(size_t nbytes) noexcept override {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device_);
+    void* p = nullptr;
+    if (cudaMalloc(&p, nbytes) != cudaSuccess) {
+      cudaGetLastError();
+      p = nullptr;
+    }
+    cudaSetDevice(prev);
+    return p;
+  }
+  void free(void* ptr, size_t) noexcept override { cudaFree(ptr); }
+  std::pair<uint64_t, uint64_t> mem_get_info() const override {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device_);
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    cudaSetDevice(prev);
+    return {free_bytes, total};
+  }
+
+ private:
+  int device_;
+};
+
+thread_local int t_current_cuda_device = 0;
+
+class CudaRuntime final : public runtime::DeviceRuntime {
+ public:
+  DeviceType type() const noexcept override { return DeviceType::CUDA; }
+  bool is_available() const noexcept override { return discovery().count > 0; }
+  int device_count() const noexcept override { return discovery().count; }
+  std::string unavailable_reason() const override { return discovery().reason; }
+  int current_device() const override { return t_current_cuda_device; }
+  void set_device(int index) override { t_current_cuda_device = index; }
+  runtime::Allocator& allocator(int index) override {
+    std::call_once(allocators_once_, [&] {
+      for (int i = 0; i < device_count(); ++i)
+        allocators_.push_back(std::make_unique<runtime::CachingAllocator>(Device(DeviceType::CUDA, i),
+                                                                          std::make_unique<CudaMemory>(i)));
+    });
+    return *allocators_.at(static_cast<size_t>(index));
+  }
+  std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
+                                                   size_t n, bool) override {
+    if (!n) return nullptr;
+    const cudaMemcpyKind kind = src_device.is_cpu() ? cudaMemcpyHostToDevice
+                                : dst_device.is_cpu() ? cudaMemcpyDeviceToHost
+                                                      : cudaMemcpyDeviceToDevice;
+    const cudaError_t err = cudaMemcpy(dst, src, n, kind);
+    if (err != cudaSuccess)
+      throw Error(std::string("CUDA copy of ") + format_bytes(n) + " from " + src_device.str() + " to " + dst_device.str() +
+                  " failed: " + cudaGetErrorString(err));
+    return nullptr;
+  }
+  void synchronize(int index) override {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(index);
+    cudaDeviceSynchronize();
+    cudaSetDevice(prev);
+  }
+  std::pair<uint64_t, uint64_t> mem_get_info(int index) override { return CudaMemory(index).mem_get_info(); }
+  const ops::KernelTable* kernels() const noexcept override { return nullptr; }
+  bool host_addressable() const noexcept override { return false; }
+  cuda::DeviceProperties properties(int index) const override { return discovery().properties.at(static_cast<size_t>(index)); }
+  bool supports(ops::OpId, DType) const noexcept override { return false; }
+
+  std::string driver_version() const override {
+    int v = 0;
+    if (discovery().reason.rfind("no NVIDIA driver", 0) == 0) return "";
+    cudaDriverGetVersion(&v);
+    return version_string(v);
+  }
+  std::string runtime_version() const override {
+    int v = 0;
+    cudaRuntimeGetVersion(&v);
+    return version_string(v);
+  }
+
+  static const Discovery& discovery() noexcept {
+    static const Discovery d = probe();
+    return d;
+  }
+
+ private:
+  std::once_flag allocators_once_;
+  std::vector<std::unique_ptr<runtime::CachingAllocator>> allocators_;
+};
+
+}  // namespace
+
+runtime::DeviceRuntime& cuda_runtime() {
+  static CudaRuntime instance;
+  return instance;
+}
+
+}  // namespace locus::cuda_backend

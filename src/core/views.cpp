@@ -1,0 +1,291 @@
+// View operations: new geometry over the same storage.
+
+#include <sstream>
+
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/ops/dispatch.h"
+
+namespace locus {
+namespace {
+
+using ops::OpId;
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  Tensor v(detail::make_intrusive<detail::TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes),
+                                                      std::move(strides), offset));
+  if (base.requires_grad()) v.impl()->set_requires_grad(true);
+  return v;
+}
+
+int64_t wrap(int64_t d, int64_t ndim, const char* op) {
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  if (d < -n || d >= n)
+    throw IndexError(std::string("[locus::") + op + "] dimension out of range (expected to be in range of [" +
+                     std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
+  return d < 0 ? d + n : d;
+}
+
+// Resolves one -1 entry and checks the element count.
+Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
+  Shape out = shape;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer >= 0) throw ShapeError(std::string("[locus::") + op + "] only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else if (out[i] < 0) {
+      throw ShapeError(std::string("[locus::") + op + "] invalid shape dimension " + std::to_string(out[i]));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) {
+      std::ostringstream os;
+      os << "[locus::" << op << "] shape " << shape << " is invalid for input of size " << numel;
+      throw ShapeError(os.str());
+    }
+    out[static_cast<size_t>(infer)] = numel / known;
+  } else if (known != numel) {
+    std::ostringstream os;
+    os << "[locus::" << op << "] shape " << shape << " is invalid for input of size " << numel;
+    throw ShapeError(os.str());
+  }
+  return out;
+}
+
+// Strides for viewing (sizes, strides) as `shape` without copying, if possible (PyTorch's
+// computeStride: each run of dims that is contiguous in memory may be re-split freely).
+std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, const Shape& shape) {
+  Shape out(shape.size(), 1);
+  if (sizes.numel() == 0) {
+    for (size_t i = shape.size(); i-- > 1;) out[i - 1] = out[i] * std::max<int64_t>(shape[i], 1);
+    return out;
+  }
+  int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[d];
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+int64_t Tensor::size(int64_t d) const { return shape()[static_cast<size_t>(wrap(d, dim(), "size"))]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[static_cast<size_t>(wrap(d, dim(), "stride"))]; }
+
+Tensor Tensor::view(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel(), "view");
+  auto st = view_strides(this->shape(), strides(), target);
+  if (!st) {
+    std::ostringstream os;
+    os << "[locus::view] size " << target << " is not compatible with the input's size " << this->shape() << " and stride "
+       << strides() << " (at least one dimension spans two contiguous subspaces); use .reshape(...) instead";
+    throw ShapeError(os.str());
+  }
+  return make_view(*this, target, std::move(*st), storage_offset());
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel(), "reshape");
+  if (auto st = view_strides(this->shape(), strides(), target)) return make_view(*this, target, std::move(*st), storage_offset());
+  return clone().view(target);
+}
+
+Tensor Tensor::permute(const Shape& dims) const {
+  if (static_cast<int64_t>(dims.size()) != dim()) {
+    std::ostringstream os;
+    os << "[locus::permute] number of dims in " << dims << " doesn't match the tensor's " << dim();
+    throw ShapeError(os.str());
+  }
+  Shape sizes(dims.size(), 0), st(dims.size(), 0);
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<size_t>(wrap(dims[i], dim(), "permute"));
+    if (seen[d]) throw ShapeError("[locus::permute] repeated dim " + std::to_string(dims[i]));
+    seen[d] = true;
+    sizes[i] = shape()[d];
+    st[i] = strides()[d];
+  }
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  if (dim() == 0) return *this;
+  const auto a = static_cast<size_t>(wrap(d0, dim(), "transpose")), b = static_cast<size_t>(wrap(d1, dim(), "transpose"));
+  Shape sizes = shape(), st = strides();
+  std::swap(sizes[a], sizes[b]);
+  std::swap(st[a], st[b]);
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::t() const {
+  if (dim() > 2) throw ShapeError("[locus::t] expects a tensor with <= 2 dimensions, but self is " + std::to_string(dim()) + "D");
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape sizes, st;
+  for (int64_t d = 0; d < dim(); ++d)
+    if (shape()[d] != 1) sizes.push_back(shape()[d]), st.push_back(strides()[d]);
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  const auto w = static_cast<size_t>(wrap(d, dim(), "squeeze"));
+  if (shape()[w] != 1) return make_view(*this, shape(), strides(), storage_offset());
+  Shape sizes = shape(), st = strides();
+  sizes.erase(w);
+  st.erase(w);
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  const auto w = static_cast<size_t>(wrap(d, dim() + 1, "unsqueeze"));
+  Shape sizes = shape(), st = strides();
+  const int64_t stride = w < sizes.size() ? sizes[w] * st[w] : 1;
+  sizes.insert(w, 1);
+  st.insert(w, stride);
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (dim() == 0) return reshape(Shape{1});
+  const int64_t s = wrap(start_dim, dim(), "flatten"), e = wrap(end_dim, dim(), "flatten");
+  if (s > e) throw ValueError("[locus::flatten] start_dim cannot come after end_dim");
+  Shape target;
+  for (int64_t d = 0; d < s; ++d) target.push_back(shape()[d]);
+  int64_t merged = 1;
+  for (int64_t d = s; d <= e; ++d) merged *= shape()[d];
+  target.push_back(merged);
+  for (int64_t d = e + 1; d < dim(); ++d) target.push_back(shape()[d]);
+  return reshape(target);
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  const auto w = static_cast<size_t>(wrap(d, dim(), "narrow"));
+  const int64_t n = shape()[w];
+  if (start < 0) start += n;
+  if (start < 0 || length < 0 || start + length > n)
+    throw IndexError("[locus::narrow] start (" + std::to_string(start) + ") + length (" + std::to_string(length) +
+                     ") exceeds dimension size (" + std::to_string(n) + ")");
+  Shape sizes = shape();
+  sizes[w] = length;
+  return make_view(*this, sizes, strides(), storage_offset() + start * strides()[w]);
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  if (dim() == 0) throw IndexError("[locus::select] cannot index a 0-dim tensor");
+  const auto w = static_cast<size_t>(wrap(d, dim(), "select"));
+  const int64_t n = shape()[w];
+  if (index < -n || index >= n)
+    throw IndexError("[locus::select] index " + std::to_string(index) + " is out of bounds for dimension " +
+                     std::to_string(w) + " with size " + std::to_string(n));
+  if (index < 0) index += n;
+  Shape sizes = shape(), st = strides();
+  const int64_t offset = storage_offset() + index * st[w];
+  sizes.erase(w);
+  st.erase(w);
+  return make_view(*this, sizes, st, offset);
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+  if (target.size() < shape().size()) {
+    std::ostringstream os;
+    os << "[locus::expand] the number of sizes provided (" << target.size() << ") must be at least the number of dims ("
+       << dim() << ")";
+    throw ShapeError(os.str());
+  }
+  Shape sizes(target.size(), 0), st(target.size(), 0);
+  const size_t off = target.size() - shape().size();
+  for (size_t i = 0; i < target.size(); ++i) {
+    const int64_t want = target[i];
+    if (i < off) {
+      if (want < 0) throw ShapeError("[locus::expand] -1 is not allowed in a new leading dimension");
+      sizes[i] = want;
+      st[i] = 0;
+      continue;
+    }
+    const int64_t have = shape()[i - off];
+    if (want == -1 || want == have) {
+      sizes[i] = have;
+      st[i] = strides()[i - off];
+    } else if (have == 1) {
+      sizes[i] = want;
+      st[i] = 0;
+    } else {
+      std::ostringstream os;
+      os << "[locus::expand] the expanded size (" << want << ") must match the existing size (" << have
+         << ") at non-singleton dimension " << i << ". Target sizes: " << target << ". Tensor sizes: " << shape();
+      throw ShapeError(os.str());
+    }
+  }
+  if (sizes == shape() && st == strides()) return *this;
+  return make_view(*this, sizes, st, storage_offset());
+}
+
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
+  const auto w = static_cast<size_t>(wrap(d, dim(), "slice"));
+  if (step <= 0) throw ValueError("[locus::slice] step must be positive, got " + std::to_string(step));
+  const int64_t n = shape()[w];
+  auto clip = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
+  const int64_t b = start ? clip(*start) : 0;
+  const int64_t e = std::max(b, stop ? clip(*stop) : n);
+  Shape sizes = shape(), st = strides();
+  sizes[w] = (e - b + step - 1) / step;
+  const int64_t offset = storage_offset() + b * st[w];
+  st[w] *= step;
+  return make_view(*this, sizes, st, offset);
+}
+
+Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
+  if (static_cast<int64_t>(indices.size()) > dim())
+    throw IndexError("[locus::index] too many indices for tensor of dimension " + std::to_string(dim()));
+  Tensor r = *this;
+  int64_t d = 0;
+  for (const TensorIndex& ix : indices) {
+    if (const auto* i = std::get_if<int64_t>(&ix)) {
+      r = r.select(d, *i);
+    } else {
+      const Slice& s = std::get<Slice>(ix);
+      r = r.slice(d, s.start, s.stop, s.step);
+      ++d;
+    }
+  }
+  return r;
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), TensorOptions().dtype(dtype()).device(device()));
+  out.copy_(*this);
+  if (requires_grad()) out.impl()->set_requires_grad(true);
+  return out;
+}
+
+Tensor Tensor::detach() const {
+  Tensor v(detail::make_intrusive<detail::TensorImpl>(impl()->storage(), dtype(), shape(), strides(), storage_offset()));
+  return v;
+}
+
+}  // namespace locus

@@ -1,0 +1,133 @@
+#include "src/ops/dispatch.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "locus/errors.h"
+#include "locus/fallback.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus {
+namespace {
+
+CpuFallback policy_from_env() {
+  const char* env = std::getenv("LOCUS_CPU_FALLBACK");
+  if (!env || !*env || std::strcmp(env, "error") == 0) return CpuFallback::Error;
+  if (std::strcmp(env, "warn") == 0) return CpuFallback::Warn;
+  if (std::strcmp(env, "silent") == 0) return CpuFallback::Silent;
+  std::fprintf(stderr, "[locus] LOCUS_CPU_FALLBACK='%s' is not one of error, warn, silent; using error\n", env);
+  return CpuFallback::Error;
+}
+
+std::atomic<CpuFallback>& policy() {
+  static std::atomic<CpuFallback> p{policy_from_env()};
+  return p;
+}
+
+std::atomic<int64_t> g_fallback_counts[ops::kNumOps];
+std::atomic<bool> g_warned[ops::kNumOps];
+
+bool backend_supports(ops::OpId op, Device device, DType dtype) {
+  const runtime::DeviceRuntime* rt = runtime::find_runtime(device.type());
+  return rt && rt->is_available() && rt->kernels() && rt->supports(op, dtype);
+}
+
+}  // namespace
+
+bool supports(std::string_view op, Device device, DType dtype) {
+  const auto id = ops::op_from_name(op);
+  if (!id) throw ValueError("supports: unknown op '" + std::string(op) + "'");
+  return backend_supports(*id, device, dtype);
+}
+
+void set_cpu_fallback(CpuFallback p) { policy().store(p); }
+CpuFallback cpu_fallback() { return policy().load(); }
+
+int64_t fallback_count(std::string_view op) {
+  if (op.empty()) {
+    int64_t total = 0;
+    for (auto& c : g_fallback_counts) total += c.load();
+    return total;
+  }
+  const auto id = ops::op_from_name(op);
+  if (!id) throw ValueError("fallback_count: unknown op '" + std::string(op) + "'");
+  return g_fallback_counts[static_cast<int>(*id)].load();
+}
+
+namespace ops {
+
+Device common_device(OpId op, std::initializer_list<Operand> operands) {
+  const Operand* first = nullptr;
+  for (const Operand& o : operands) {
+    const Device d = o.tensor.device();
+    if (d.is_cpu() && o.tensor.dim() == 0) continue;  // a CPU scalar joins any device
+    if (!first) first = &o;
+    else if (d != first->tensor.device())
+      throw DeviceMismatchError(first->tensor.device(), d, o.name, std::string(op_name(op)));
+  }
+  return first ? first->tensor.device() : operands.begin()->tensor.device();
+}
+
+Device common_device(OpId op, const std::vector<Tensor>& tensors) {
+  for (size_t i = 1; i < tensors.size(); ++i)
+    if (tensors[i].device() != tensors[0].device())
+      throw DeviceMismatchError(tensors[0].device(), tensors[i].device(), "tensors[" + std::to_string(i) + "]",
+                                std::string(op_name(op)));
+  return tensors.at(0).device();
+}
+
+const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
+  const runtime::DeviceRuntime* rt = runtime::find_runtime(device.type());
+  if (rt && rt->kernels() && rt->supports(op, dtype)) return rt->kernels();
+  if (device.is_cpu()) throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] has no CPU kernel");
+  const CpuFallback p = policy().load();
+  if (p == CpuFallback::Error) {
+    std::string where;
+    for (int t = 0; t < kNumDeviceTypes; ++t) {
+      const auto type = static_cast<DeviceType>(t);
+      const runtime::DeviceRuntime* other = runtime::find_runtime(type);
+      if (other && other->kernels() && other->supports(op, dtype))
+        where += (where.empty() ? "" : ", ") + std::string(device_type_name(type));
+    }
+    throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] not implemented for device '" + device.str() +
+                              "' (dtype " + std::string(dtype_name(dtype)) + "). Implemented for: " + where +
+                              ". Set LOCUS_CPU_FALLBACK=warn to run it on the CPU.");
+  }
+  const int i = static_cast<int>(op);
+  g_fallback_counts[i].fetch_add(1);
+  if (p == CpuFallback::Warn && !g_warned[i].exchange(true))
+    std::fprintf(stderr,
+                 "[locus] warning: %s is not implemented for %s (dtype %s); running it on the CPU, which copies its "
+                 "operands there and back. This warning is shown once per op.\n",
+                 std::string(op_name(op)).c_str(), device.str().c_str(), std::string(dtype_name(dtype)).c_str());
+  return nullptr;
+}
+
+Tensor empty_on(const Shape& shape, DType dtype, Device device) {
+  int64_t numel = 1;
+  for (int64_t s : shape) {
+    if (s < 0) throw ValueError("negative dimension in shape");
+    numel *= s;
+  }
+  runtime::Allocator& alloc = runtime::allocator_for(device);
+  auto storage = detail::make_intrusive<detail::Storage>(alloc.allocate(static_cast<size_t>(numel) * itemsize(dtype)),
+                                                         static_cast<size_t>(numel) * itemsize(dtype));
+  Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
+  return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(strides), 0));
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, OpId op) {
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  if (dim < -n || dim >= n)
+    throw IndexError("[locus::" + std::string(op_name(op)) + "] dimension out of range (expected to be in range of [" +
+                     std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace ops
+}  // namespace locus

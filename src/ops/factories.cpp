@@ -1,0 +1,244 @@
+// Factories: tensors made directly on their device.
+
+#include "locus/factories.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include "locus/errors.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/strided_iter.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus {
+namespace {
+
+using ops::OpId;
+
+struct Generator {
+  std::mutex mutex;
+  uint64_t seed = 0x853c49e6748fea9bULL;
+  uint64_t offset = 0;
+  // Reserves `n` counters so concurrent calls draw disjoint streams.
+  std::pair<uint64_t, uint64_t> take(uint64_t n) {
+    std::lock_guard lock(mutex);
+    const uint64_t start = offset;
+    offset += n;
+    return {seed, start};
+  }
+};
+
+Generator& generator() {
+  static Generator g;
+  return g;
+}
+
+Tensor make(const Shape& shape, const TensorOptions& o, DType fallback) {
+  const Device device = runtime::resolve_device(o.device());
+  const DType dtype = o.dtype_or(fallback);
+  if (o.requires_grad() && !is_floating_point(dtype))
+    throw DTypeError("only tensors of floating dtype can require gradients, got " + std::string(dtype_name(dtype)));
+  Tensor t = ops::empty_on(shape, dtype, device);
+  if (o.pinned_memory()) t = t.pin_memory();
+  if (o.requires_grad()) t.impl()->set_requires_grad(true);
+  return t;
+}
+
+Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high) {
+  Tensor t = make(shape, o, fallback);
+  const ops::KernelTable* k = ops::kernels_for(op, t.device(), t.dtype());
+  if (!k) return t.copy_(generate(op, shape, TensorOptions().dtype(t.dtype()), fallback, low, high));
+  ops::RandomArgs a;
+  a.op = op;
+  a.dtype = t.dtype();
+  a.out = static_cast<char*>(t.data_ptr());
+  a.numel = t.numel();
+  a.low = low;
+  a.high = high;
+  if (op != OpId::Arange) std::tie(a.seed, a.offset) = generator().take(static_cast<uint64_t>(t.numel()));
+  if (a.numel) k->random(a);
+  return t;
+}
+
+TensorOptions like_options(const Tensor& like, const std::optional<TensorOptions>& o) {
+  TensorOptions r = TensorOptions().dtype(like.dtype()).device(like.device());
+  if (o) {
+    if (o->dtype_opt()) r = r.dtype(*o->dtype_opt());
+    if (!(o->device() == Device(DeviceType::CPU))) r = r.device(o->device());
+    r = r.requires_grad(o->requires_grad());
+  }
+  return r;
+}
+
+template <class T>
+DType natural_dtype() {
+  // A plain `int` literal is a Python int in the seeds' code: int64, as torch.tensor([1, 2]) gives.
+  if constexpr (std::is_same_v<T, int> || std::is_same_v<T, long> || std::is_same_v<T, long long>) return DType::Int64;
+  else return dtype_of<T>();
+}
+
+template <class T>
+using storage_t =
+    std::conditional_t<std::is_same_v<T, int> || std::is_same_v<T, long> || std::is_same_v<T, long long>, int64_t, T>;
+
+}  // namespace
+
+template <class T>
+Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions options) {
+  if (shape.numel() != static_cast<int64_t>(values.size())) {
+    std::ostringstream os;
+    os << "[locus::tensor] " << values.size() << " values cannot fill shape " << shape << " (" << shape.numel() << " elements)";
+    throw ShapeError(os.str());
+  }
+  using S = storage_t<T>;
+  // std::vector<bool> has no data(); bools travel as one byte each.
+  using Elem = std::conditional_t<std::is_same_v<S, bool>, uint8_t, S>;
+  std::vector<Elem> copy(values.begin(), values.end());
+  Tensor host(detail::make_intrusive<detail::TensorImpl>(
+      detail::make_intrusive<detail::Storage>(detail::DataPtr(copy.data(), nullptr, nullptr, Device(DeviceType::CPU)),
+                                              copy.size() * sizeof(Elem)),
+      dtype_of<S>(), shape, Shape(), 0));
+  Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
+  host.impl()->set_geometry(shape, strides, 0);
+  Tensor t = make(shape, options, natural_dtype<T>());
+  t.copy_(host);
+  return t;
+}
+
+template <class T>
+Tensor tensor(const std::vector<T>& values, TensorOptions options) {
+  return tensor(values, Shape{static_cast<int64_t>(values.size())}, options);
+}
+template <class T>
+Tensor tensor(std::initializer_list<T> values, TensorOptions options) {
+  return tensor(std::vector<T>(values), options);
+}
+template <class T>
+Tensor tensor(T value, TensorOptions options) {
+  return tensor(std::vector<T>{value}, Shape{}, options);
+}
+
+#define LOCUS_TENSOR_FACTORY(T)                                                         \
+  template Tensor tensor<T>(std::initializer_list<T>, TensorOptions);                   \
+  template Tensor tensor<T>(const std::vector<T>&, TensorOptions);                      \
+  template Tensor tensor<T>(const std::vector<T>&, const Shape&, TensorOptions);        \
+  template Tensor tensor<T>(T, TensorOptions);
+LOCUS_TENSOR_FACTORY(bool)
+LOCUS_TENSOR_FACTORY(uint8_t)
+LOCUS_TENSOR_FACTORY(int8_t)
+LOCUS_TENSOR_FACTORY(int)
+LOCUS_TENSOR_FACTORY(long)
+LOCUS_TENSOR_FACTORY(long long)
+LOCUS_TENSOR_FACTORY(Half)
+LOCUS_TENSOR_FACTORY(BFloat16)
+LOCUS_TENSOR_FACTORY(float)
+LOCUS_TENSOR_FACTORY(double)
+#undef LOCUS_TENSOR_FACTORY
+
+Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, options, kDefaultFloat); }
+Tensor zeros(const Shape& shape, TensorOptions options) { return full(shape, 0, options.dtype(options.dtype_or(kDefaultFloat))); }
+Tensor ones(const Shape& shape, TensorOptions options) { return full(shape, 1, options.dtype(options.dtype_or(kDefaultFloat))); }
+
+Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
+  Tensor t = make(shape, options, value.natural_dtype());
+  return t.fill_(value);
+}
+
+Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  if (st == 0) throw ValueError("[locus::arange] step must be nonzero");
+  if ((e - s) / st < 0) throw ValueError("[locus::arange] upper bound and step sign are inconsistent");
+  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
+  const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  return generate(OpId::Arange, Shape{n}, options, floating ? kDefaultFloat : DType::Int64, s, st);
+}
+
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
+  if (steps < 0) throw ValueError("[locus::linspace] number of steps must be non-negative");
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  return generate(OpId::Arange, Shape{steps}, options, kDefaultFloat, start, step);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
+  if (n < 0 || m.value_or(0) < 0) throw ValueError("[locus::eye] sizes must be non-negative");
+  const int64_t cols = m.value_or(n);
+  Tensor t = zeros(Shape{n, cols}, options);
+  const int64_t diag = std::min(n, cols);
+  if (diag == 0) return t;
+  // The diagonal is a strided view with stride cols + 1.
+  Tensor d(detail::make_intrusive<detail::TensorImpl>(t.impl()->storage(), t.dtype(), Shape{diag}, Shape{cols + 1}, 0));
+  d.fill_(1);
+  return t;
+}
+
+Tensor rand(const Shape& shape, TensorOptions options) {
+  const Tensor t = generate(OpId::Rand, shape, options.requires_grad(false), kDefaultFloat, 0, 1);
+  if (!is_floating_point(t.dtype())) throw DTypeError("[locus::rand] needs a floating dtype");
+  if (options.requires_grad()) t.impl()->set_requires_grad(true);
+  return t;
+}
+
+Tensor randn(const Shape& shape, TensorOptions options) {
+  const Tensor t = generate(OpId::Randn, shape, options.requires_grad(false), kDefaultFloat, 0, 1);
+  if (!is_floating_point(t.dtype())) throw DTypeError("[locus::randn] needs a floating dtype");
+  if (options.requires_grad()) t.impl()->set_requires_grad(true);
+  return t;
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions options) {
+  if (high <= low) throw ValueError("[locus::randint] high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
+  return generate(OpId::Randint, shape, options, DType::Int64, static_cast<double>(low), static_cast<double>(high));
+}
+
+Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter, std::optional<Shape> strides) {
+  Shape st = strides.value_or(Shape(shape.size(), 1));
+  if (!strides)
+    for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * std::max<int64_t>(shape[i], 1);
+  if (st.size() != shape.size()) throw ShapeError("[locus::from_blob] strides and shape have different lengths");
+  int64_t extent = 1;
+  for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * st[i];
+  auto* ctx = deleter ? new std::function<void(void*)>(std::move(deleter)) : nullptr;
+  detail::DataPtr::Deleter run_deleter = [](void* c, void* p) noexcept {
+    auto* fn = static_cast<std::function<void(void*)>*>(c);
+    (*fn)(p);
+    delete fn;
+  };
+  detail::DataPtr ptr(data, ctx, ctx ? run_deleter : nullptr, Device(DeviceType::CPU));
+  auto storage = detail::make_intrusive<detail::Storage>(std::move(ptr), static_cast<size_t>(extent) * itemsize(dtype));
+  return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(st), 0));
+}
+
+Tensor empty_like(const Tensor& like, std::optional<TensorOptions> o) { return empty(like.shape(), like_options(like, o)); }
+Tensor zeros_like(const Tensor& like, std::optional<TensorOptions> o) { return zeros(like.shape(), like_options(like, o)); }
+Tensor ones_like(const Tensor& like, std::optional<TensorOptions> o) { return ones(like.shape(), like_options(like, o)); }
+Tensor full_like(const Tensor& like, const Scalar& v, std::optional<TensorOptions> o) { return full(like.shape(), v, like_options(like, o)); }
+Tensor rand_like(const Tensor& like, std::optional<TensorOptions> o) { return rand(like.shape(), like_options(like, o)); }
+Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) { return randn(like.shape(), like_options(like, o)); }
+
+void manual_seed(uint64_t seed) {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  g.seed = seed;
+  g.offset = 0;
+}
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  const ops::KernelTable* k = ops::kernels_for(OpId::Fill, device(), dtype());
+  if (!k) {
+    Tensor host = cpu();
+    host.fill_(value);
+    return copy_(host);
+  }
+  ops::wait_for_host(*this);
+  k->fill(ops::make_iter(*this, {}), value);
+  return *this;
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+}  // namespace locus

@@ -1,0 +1,116 @@
+// cat, stack, index_select and gather.
+
+#include <sstream>
+
+#include "locus/errors.h"
+#include "locus/ops.h"
+#include "src/ops/dispatch.h"
+
+namespace locus {
+
+using ops::OpId;
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) throw ValueError("[locus::cat] expected a non-empty list of tensors");
+  ops::common_device(OpId::Cat, tensors);
+  const Tensor& first = tensors[0];
+  const int64_t d = ops::wrap_dim(dim, first.dim(), OpId::Cat);
+  DType dtype = first.dtype();
+  Shape shape = first.shape();
+  if (first.dim() == 0) throw ShapeError("[locus::cat] zero-dimensional tensors cannot be concatenated; use stack");
+  shape[static_cast<size_t>(d)] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    dtype = promote_types(dtype, t.dtype());
+    bool ok = t.dim() == first.dim();
+    for (int64_t j = 0; ok && j < t.dim(); ++j) ok = j == d || t.size(j) == first.size(j);
+    if (!ok) {
+      std::ostringstream os;
+      os << "[locus::cat] tensors[" << i << "] has shape " << t.shape() << ", which does not match " << first.shape()
+         << " outside dimension " << d;
+      throw ShapeError(os.str());
+    }
+    shape[static_cast<size_t>(d)] += t.size(d);
+  }
+  Tensor out = ops::empty_on(shape, dtype, first.device());
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    out.narrow(d, offset, t.size(d)).copy_(t);
+    offset += t.size(d);
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) throw ValueError("[locus::stack] expected a non-empty list of tensors");
+  ops::common_device(OpId::Stack, tensors);
+  const int64_t d = ops::wrap_dim(dim, tensors[0].dim() + 1, OpId::Stack);
+  std::vector<Tensor> expanded;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!(tensors[i].shape() == tensors[0].shape())) {
+      std::ostringstream os;
+      os << "[locus::stack] expects each tensor to be equal size, but got " << tensors[0].shape() << " at entry 0 and "
+         << tensors[i].shape() << " at entry " << i;
+      throw ShapeError(os.str());
+    }
+    expanded.push_back(tensors[i].unsqueeze(d));
+  }
+  return cat(expanded, d);
+}
+
+namespace {
+
+Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
+  const Device device = ops::common_device(op, {{x, "self"}, {index, "index"}});
+  const std::string name(ops::op_name(op));
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    throw DTypeError("[locus::" + name + "] index must be int64 or int32, got " + std::string(dtype_name(index.dtype())));
+  const int64_t d = ops::wrap_dim(dim, x.dim(), op);
+  if (op == OpId::IndexSelect && index.dim() > 1)
+    throw ShapeError("[locus::index_select] index must be 1-D, got " + std::to_string(index.dim()) + " dims");
+  if (op == OpId::Gather && index.dim() != x.dim())
+    throw ShapeError("[locus::gather] index must have as many dims as the input (" + std::to_string(x.dim()) + "), got " +
+                     std::to_string(index.dim()));
+  const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
+  if (!k) return index_impl(op, x.cpu(), dim, index.cpu()).to(device);
+  const Tensor in = x.contiguous();
+  const Tensor idx = index.to(DType::Int64).contiguous();
+  Shape out_shape = x.shape();
+  if (x.dim() == 0) out_shape = Shape{};
+  ops::IndexArgs a;
+  a.op = op;
+  a.dtype = x.dtype();
+  a.outer = 1, a.inner = 1;
+  for (int64_t i = 0; i < d; ++i) a.outer *= x.size(i);
+  for (int64_t i = d + 1; i < x.dim(); ++i) a.inner *= x.size(i);
+  a.in_dim = x.dim() ? x.size(d) : 1;
+  if (op == OpId::IndexSelect) {
+    a.out_dim = idx.numel();
+    if (x.dim()) out_shape[static_cast<size_t>(d)] = a.out_dim;
+  } else {
+    for (int64_t i = 0; i < x.dim(); ++i)
+      if (i != d && index.size(i) != x.size(i)) {
+        std::ostringstream os;
+        os << "[locus::gather] index shape " << index.shape() << " must match the input shape " << x.shape()
+           << " outside dimension " << d;
+        throw ShapeError(os.str());
+      }
+    out_shape = index.shape();
+    a.out_dim = x.dim() ? index.size(d) : 1;
+  }
+  Tensor out = ops::empty_on(out_shape, x.dtype(), device);
+  a.in = static_cast<const char*>(in.data_ptr());
+  a.out = static_cast<char*>(out.data_ptr());
+  a.index = static_cast<const int64_t*>(idx.data_ptr());
+  ops::wait_for_host(in);
+  ops::wait_for_host(idx);
+  k->index(a);
+  return out;
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) { return index_impl(OpId::IndexSelect, x, dim, index); }
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) { return index_impl(OpId::Gather, x, dim, index); }
+
+}  // namespace locus

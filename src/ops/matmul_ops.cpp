@@ -1,0 +1,103 @@
+// Front ends of matmul and mm.
+
+#include <sstream>
+
+#include "locus/errors.h"
+#include "locus/ops.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/strided_iter.h"
+
+namespace locus {
+namespace {
+
+using ops::OpId;
+
+[[noreturn]] void shape_error(const char* op, const Tensor& a, const Tensor& b, const std::string& why) {
+  std::ostringstream os;
+  os << "[locus::" << op << "] cannot multiply shapes " << a.shape() << " and " << b.shape() << ": " << why;
+  throw ShapeError(os.str());
+}
+
+// Batched product of a [..., m, k] and b [..., k, n] with broadcast batch dims.
+Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tensor out) {
+  const Device device = ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
+  if (a.dtype() != b.dtype())
+    throw DTypeError(std::string("[locus::") + name + "] expected both operands to have the same dtype, got " +
+                     std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
+  if (a.dtype() == DType::Bool) throw DTypeError(std::string("[locus::") + name + "] is not supported for bool tensors");
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  if (b.size(-2) != k) shape_error(name, a, b, "the inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(b.size(-2)) + ")");
+  Shape batch_a(std::span<const int64_t>(a.shape().data(), a.shape().size() - 2));
+  Shape batch_b(std::span<const int64_t>(b.shape().data(), b.shape().size() - 2));
+  const Shape batch = ops::broadcast_shapes(batch_a, batch_b, OpId::Matmul);
+  Shape full_a = batch, full_b = batch, out_shape = batch;
+  full_a.push_back(m), full_a.push_back(k);
+  full_b.push_back(k), full_b.push_back(n);
+  out_shape.push_back(m), out_shape.push_back(n);
+  const ops::KernelTable* kt = ops::kernels_for(OpId::Matmul, device, a.dtype());
+  if (!kt) {
+    Tensor r = batched_product(name, a.cpu(), b.cpu(), Tensor()).to(device);
+    return out.defined() ? out.copy_(r) : r;
+  }
+  // Batch dims are flattened; a broadcast operand is expanded and made contiguous only
+  // when its batch dims cannot be walked with one stride.
+  const int64_t nbatch = batch.numel();
+  auto batch_view = [&](const Tensor& t, const Shape& full) {
+    Tensor e = t.expand(full);
+    if (batch.size() <= 1) return e;
+    return e.reshape(Shape{nbatch, full[full.size() - 2], full[full.size() - 1]});
+  };
+  const Tensor ea = batch_view(a, full_a), eb = batch_view(b, full_b);
+  if (out.defined()) {
+    if (!(out.shape() == out_shape) || out.dtype() != a.dtype() || !out.is_contiguous() || out.device() != device) {
+      std::ostringstream os;
+      os << "[locus::" << name << "] out must be a contiguous " << dtype_name(a.dtype()) << " tensor of shape " << out_shape
+         << " on " << device;
+      throw ShapeError(os.str());
+    }
+  } else {
+    out = ops::empty_on(out_shape, a.dtype(), device);
+  }
+  ops::MatmulArgs g;
+  g.dtype = a.dtype();
+  g.batch = nbatch, g.m = m, g.n = n, g.k = k;
+  const auto stride = [](const Tensor& t, int64_t from_end) { return t.stride(t.dim() - from_end); };
+  g.a = static_cast<const char*>(ea.data_ptr()), g.a_row = stride(ea, 2), g.a_col = stride(ea, 1);
+  g.a_batch_stride = ea.dim() > 2 ? stride(ea, 3) : 0;
+  g.b = static_cast<const char*>(eb.data_ptr()), g.b_row = stride(eb, 2), g.b_col = stride(eb, 1);
+  g.b_batch_stride = eb.dim() > 2 ? stride(eb, 3) : 0;
+  g.c = static_cast<char*>(out.data_ptr()), g.c_batch_stride = m * n;
+  ops::wait_for_host(ea);
+  ops::wait_for_host(eb);
+  if (out.numel()) kt->matmul(g);
+  if ((a.requires_grad() || b.requires_grad())) out.impl()->set_requires_grad(true);
+  return out;
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  ops::common_device(OpId::Matmul, {{a, "self"}, {b, "mat2"}});
+  if (a.dim() != 2 || b.dim() != 2) shape_error("mm", a, b, "both operands must be 2-D");
+  return batched_product("mm", a, b, Tensor());
+}
+
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2) shape_error("mm", a, b, "both operands must be 2-D");
+  batched_product("mm", a, b, out);
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
+  if (a.dim() == 0 || b.dim() == 0) shape_error("matmul", a, b, "both operands need at least one dimension");
+  if (a.dim() == 1 && b.dim() == 1) {
+    if (a.size(0) != b.size(0)) shape_error("matmul", a, b, "vectors of different lengths");
+    return batched_product("matmul", a.unsqueeze(0), b.unsqueeze(1), Tensor()).reshape(Shape{});
+  }
+  if (a.dim() == 1) return batched_product("matmul", a.unsqueeze(0), b, Tensor()).squeeze(-2);
+  if (b.dim() == 1) return batched_product("matmul", a, b.unsqueeze(1), Tensor()).squeeze(-1);
+  return batched_product("matmul", a, b, Tensor());
+}
+
+}  // namespace locus

@@ -1,0 +1,88 @@
+#include "src/ops/strided_iter.h"
+
+#include <sstream>
+
+#include "locus/errors.h"
+
+namespace locus::ops {
+
+bool StridedIter::contiguous() const noexcept {
+  if (shape.size() > 1) return false;
+  if (shape.empty()) return true;
+  for (int k = 0; k < noperands; ++k)
+    if (strides[k][0] != static_cast<int64_t>(itemsize(dtypes[k]))) return false;
+  return true;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, OpId op) {
+  if (a == b) return a;
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      std::ostringstream os;
+      os << "[locus::" << op_name(op) << "] shapes " << a << " and " << b << " cannot be broadcast: dimension " << i
+         << " is " << da << " in one and " << db << " in the other (sizes must match or one must be 1)";
+      throw ShapeError(os.str());
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+StridedIter make_iter(const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  StridedIter it;
+  const Shape& shape = out.shape();
+  const size_t nd = shape.size();
+  if (nd > 64) throw ShapeError("tensors with more than 64 dimensions are not supported");
+  it.noperands = 1 + static_cast<int>(inputs.size());
+  it.numel = out.numel();
+  const Tensor* ops[StridedIter::kMaxOperands] = {&out};
+  int k = 1;
+  for (const Tensor* t : inputs) ops[k++] = t;
+
+  // Byte strides of every operand over the output's dims (0 where broadcast).
+  int64_t strides[StridedIter::kMaxOperands][64];
+  for (k = 0; k < it.noperands; ++k) {
+    const detail::TensorImpl* impl = ops[k]->impl();
+    const Shape& s = impl->sizes();
+    const Shape& st = impl->strides();
+    const auto item = static_cast<int64_t>(itemsize(impl->dtype()));
+    const size_t off = nd - s.size();
+    for (size_t d = 0; d < nd; ++d)
+      strides[k][d] = d < off || s[d - off] == 1 ? 0 : st[d - off] * item;
+    it.data[k] = static_cast<char*>(impl->data());
+    it.dtypes[k] = impl->dtype();
+  }
+  // Drop size-1 dims and merge a dim into the next-inner one where every operand allows it.
+  int64_t kept_shape[64];
+  int64_t kept_strides[StridedIter::kMaxOperands][64];
+  int nk = 0;
+  for (size_t d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (nk > 0) {
+      bool merge = true;
+      for (k = 0; k < it.noperands && merge; ++k) merge = kept_strides[k][nk - 1] == strides[k][d] * shape[d];
+      if (merge) {
+        kept_shape[nk - 1] *= shape[d];
+        for (k = 0; k < it.noperands; ++k) kept_strides[k][nk - 1] = strides[k][d];
+        continue;
+      }
+    }
+    kept_shape[nk] = shape[d];
+    for (k = 0; k < it.noperands; ++k) kept_strides[k][nk] = strides[k][d];
+    ++nk;
+  }
+  if (nk == 0 && it.numel == 1) {  // a single element: one dim of size 1
+    kept_shape[0] = 1;
+    for (k = 0; k < it.noperands; ++k) kept_strides[k][0] = 0;
+    nk = 1;
+  }
+  it.shape = Shape(std::span<const int64_t>(kept_shape, static_cast<size_t>(nk)));
+  for (k = 0; k < it.noperands; ++k) it.strides[k] = Shape(std::span<const int64_t>(kept_strides[k], static_cast<size_t>(nk)));
+  return it;
+}
+
+}  // namespace locus::ops

@@ -1,0 +1,80 @@
+#pragma once
+// DeviceRuntime: one per device type, registered in one place (registry.cpp).
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "locus/cuda.h"
+#include "locus/device.h"
+#include "locus/dtype.h"
+#include "src/ops/op_id.h"
+#include "src/runtime/allocator.h"
+#include "src/runtime/raw_memory.h"
+
+namespace locus::ops {
+struct KernelTable;
+}
+
+namespace locus::runtime {
+
+/// Everything the layers above need from a device type. Implementations live in
+/// src/backends/<type>/. Discovery calls never throw.
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  virtual DeviceType type() const noexcept = 0;
+  /// Usable in this build and on this machine.
+  virtual bool is_available() const noexcept = 0;
+  /// Devices of this type; 0 on any driver problem (reason kept for unavailable_reason()).
+  virtual int device_count() const noexcept = 0;
+  virtual std::string unavailable_reason() const = 0;
+  /// Per-thread current device index.
+  virtual int current_device() const = 0;
+  /// Sets it; the index is already validated.
+  virtual void set_device(int index) = 0;
+  /// The allocator of device `index` (validated).
+  virtual Allocator& allocator(int index) = 0;
+  /// Copies `n` bytes between two contiguous buffers, at least one on this runtime's type and
+  /// the other on the same type or the CPU. With `non_blocking`, may return before the copy
+  /// is done; then it returns the work a host read must wait for (see Note [Host reads wait]).
+  virtual std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device dst_device, const void* src,
+                                                           Device src_device, size_t n, bool non_blocking) = 0;
+  /// Waits for all queued work on device `index`.
+  virtual void synchronize(int index) = 0;
+  /// (free, total) bytes of device `index`.
+  virtual std::pair<uint64_t, uint64_t> mem_get_info(int index) = 0;
+  /// The kernels of this device type; null when it has none built.
+  virtual const ops::KernelTable* kernels() const noexcept = 0;
+  /// True when device memory is ordinary host memory (CPU kernels may run on it directly).
+  virtual bool host_addressable() const noexcept = 0;
+  /// Properties of device `index` (name, memory, SMs, capability) where the type has them.
+  virtual cuda::DeviceProperties properties(int index) const = 0;
+  /// False when the device pretends or happens to lack `op` for `dtype` (section 6 of SPEC).
+  virtual bool supports(ops::OpId op, DType dtype) const noexcept { (void)op; (void)dtype; return true; }
+  /// Driver and runtime versions ("13.0"), where the type has them.
+  virtual std::string driver_version() const { return {}; }
+  virtual std::string runtime_version() const { return {}; }
+  /// Page-locked host memory this backend can copy from asynchronously; null when it has none
+  /// (the pinned pool then locks ordinary pages itself).
+  virtual std::unique_ptr<RawMemory> make_pinned_host_memory() { return nullptr; }
+};
+
+/// The runtime for `type`, or null when Locus was built without it.
+DeviceRuntime* find_runtime(DeviceType type) noexcept;
+/// The runtime for `type`; BackendUnavailableError (with the reason) when missing or unusable.
+DeviceRuntime& runtime(DeviceType type);
+/// Why `type` cannot be used ("built without CUDA", the driver's story); empty when it can.
+std::string unavailable_reason(DeviceType type);
+/// Gives `device` a concrete index (the current one for -1) and checks that it exists:
+/// BackendUnavailableError when the type is unusable, IndexError naming the device count.
+Device resolve_device(Device device);
+/// The allocator that serves `device` (resolved).
+Allocator& allocator_for(Device device);
+/// The cached pinned host allocator.
+Allocator& pinned_allocator();
+/// Fills the registry; defined in src/backends/register_backends.cpp, the one place that
+/// knows which backends this build has.
+void register_backends(DeviceRuntime* slots[kNumDeviceTypes]);
+
+}  // namespace locus::runtime

@@ -1,0 +1,86 @@
+// Current devices, DeviceGuard, best_device() and the accelerator layer.
+
+#include <cstdlib>
+#include <string>
+
+#include "locus/accelerator.h"
+#include "locus/device_guard.h"
+#include "locus/errors.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus {
+
+void set_device(Device device) {
+  if (device.is_cpu()) return;
+  const Device d = runtime::resolve_device(device);
+  runtime::runtime(d.type()).set_device(d.index());
+}
+
+Device current_device(DeviceType type) {
+  if (type == DeviceType::CPU) return Device(DeviceType::CPU);
+  return Device(type, runtime::runtime(type).current_device());
+}
+
+int device_count(DeviceType type) noexcept {
+  const runtime::DeviceRuntime* rt = runtime::find_runtime(type);
+  return rt && rt->is_available() ? rt->device_count() : 0;
+}
+
+bool is_available(DeviceType type) noexcept {
+  const runtime::DeviceRuntime* rt = runtime::find_runtime(type);
+  return rt && rt->is_available() && rt->device_count() > 0;
+}
+
+void synchronize(Device device) {
+  if (device.is_cpu()) return;
+  const Device d = runtime::resolve_device(device);
+  runtime::runtime(d.type()).synchronize(d.index());
+}
+
+Device best_device() {
+  if (const char* env = std::getenv("LOCUS_DEVICE"); env && *env) {
+    try {
+      return runtime::resolve_device(Device(std::string_view(env)));
+    } catch (const Error& e) {
+      throw ValueError(std::string("LOCUS_DEVICE='") + env + "' cannot be used: " + e.what());
+    }
+  }
+  if (is_available(DeviceType::CUDA)) return current_device(DeviceType::CUDA);
+  if (is_available(DeviceType::MPS)) return current_device(DeviceType::MPS);
+  return Device(DeviceType::CPU);
+}
+
+DeviceGuard::DeviceGuard(Device device) : original_(device.type() == DeviceType::CPU ? device : Device(device.type())) {
+  if (device.is_cpu() || !device.has_index()) return;
+  const Device target = runtime::resolve_device(device);
+  runtime::DeviceRuntime& rt = runtime::runtime(target.type());
+  original_ = Device(target.type(), rt.current_device());
+  rt.set_device(target.index());
+  active_ = true;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (active_) runtime::runtime(original_.type()).set_device(original_.index());
+}
+
+namespace mps {
+bool is_available() noexcept { return locus::is_available(DeviceType::MPS); }
+}  // namespace mps
+
+namespace accelerator {
+std::optional<DeviceType> current() {
+  const Device d = best_device();
+  if (d.is_cpu()) return std::nullopt;
+  return d.type();
+}
+bool is_available() { return current().has_value(); }
+int device_count() {
+  const auto t = current();
+  return t ? locus::device_count(*t) : 0;
+}
+void synchronize() {
+  if (const auto t = current()) locus::synchronize(current_device(*t));
+}
+}  // namespace accelerator
+
+}  // namespace locus

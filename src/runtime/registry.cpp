@@ -1,0 +1,88 @@
+// The runtime registry and device resolution.
+
+#include <mutex>
+#include <string>
+
+#include "locus/errors.h"
+#include "src/runtime/caching_allocator.h"
+#include "src/runtime/device_runtime.h"
+#include "src/runtime/host_memory.h"
+
+namespace locus::runtime {
+namespace {
+
+struct Registry {
+  DeviceRuntime* slots[kNumDeviceTypes] = {};
+  Registry() { register_backends(slots); }
+};
+
+const Registry& registry() {
+  static const Registry r;
+  return r;
+}
+
+std::string why_unavailable(DeviceType type) {
+  const DeviceRuntime* rt = registry().slots[static_cast<int>(type)];
+  if (type == DeviceType::MPS && !rt)
+    return "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend";
+  if (!rt) return "built without " + std::string(type == DeviceType::CUDA ? "CUDA" : device_type_name(type));
+  return rt->unavailable_reason();
+}
+
+}  // namespace
+
+DeviceRuntime* find_runtime(DeviceType type) noexcept { return registry().slots[static_cast<int>(type)]; }
+
+DeviceRuntime& runtime(DeviceType type) {
+  DeviceRuntime* rt = find_runtime(type);
+  if (!rt || !rt->is_available()) {
+    const std::string name = type == DeviceType::CUDA ? "CUDA" : type == DeviceType::MPS ? "MPS" : std::string(device_type_name(type));
+    throw BackendUnavailableError(name + " is not available: " + why_unavailable(type) +
+                                  ". Use best_device() to pick what this machine has, or LOCUS_DEVICE=sim to test "
+                                  "device placement without a GPU.");
+  }
+  return *rt;
+}
+
+std::string unavailable_reason(DeviceType type) {
+  const DeviceRuntime* rt = find_runtime(type);
+  if (rt && rt->is_available()) return {};
+  return why_unavailable(type);
+}
+
+Device resolve_device(Device device) {
+  if (device.is_cpu()) return device;
+  DeviceRuntime& rt = runtime(device.type());
+  const int index = device.has_index() ? device.index() : rt.current_device();
+  const int count = rt.device_count();
+  if (index >= count) {
+    const std::string type(device_type_name(device.type()));
+    throw IndexError("device " + type + ":" + std::to_string(index) + " does not exist: this machine has " +
+                     std::to_string(count) + " " + type + " device" + (count == 1 ? "" : "s") +
+                     (count ? " (" + type + ":0" + (count > 1 ? " to " + type + ":" + std::to_string(count - 1) : "") + ")" : "") +
+                     (device.is_sim() ? "; set LOCUS_SIM_DEVICES or call sim::configure for more" : ""));
+  }
+  return Device(device.type(), index);
+}
+
+Allocator& allocator_for(Device device) {
+  const Device d = resolve_device(device);
+  return runtime(d.type()).allocator(d.is_cpu() ? 0 : d.index());
+}
+
+Allocator& pinned_allocator() {
+  // Locked pages from the first backend that has its own (CUDA registers them with the
+  // driver); otherwise mlock'ed host pages.
+  static const std::unique_ptr<CachingAllocator> pool = []() -> std::unique_ptr<CachingAllocator> {
+    for (int t = 0; t < kNumDeviceTypes; ++t) {
+      DeviceRuntime* rt = find_runtime(static_cast<DeviceType>(t));
+      if (rt && rt->is_available())
+        if (auto raw = rt->make_pinned_host_memory())
+          return std::make_unique<CachingAllocator>(Device(DeviceType::CPU), std::move(raw));
+    }
+    return std::make_unique<CachingAllocator>(Device(DeviceType::CPU), std::make_unique<HostMemory>(0, true));
+  }();
+  return *pool;
+}
+
+}  // namespace locus::runtime

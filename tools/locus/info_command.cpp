@@ -1,0 +1,45 @@
+// `locus info`: what torch.utils.collect_env and nvidia-smi tell, for Locus.
+
+#include <iostream>
+
+#include "locus/locus.h"
+#include "tools/locus/commands.h"
+
+namespace locus::cli {
+namespace {
+
+void print_device(Device d) {
+  const auto [free_bytes, total] = memory::mem_get_info(d);
+  std::cout << "  " << d.str() << ": " << format_bytes(total) << " total, " << format_bytes(free_bytes) << " free, "
+            << format_bytes(static_cast<uint64_t>(memory::memory_allocated(d))) << " allocated by Locus\n";
+}
+
+void run_info() {
+  std::cout << "Locus " << version() << "\n\nBuild\n" << build_config() << "\nDevices\n";
+  print_device(Device("cpu"));
+  std::cout << "  sim: " << sim::device_count() << " simulated device(s) (LOCUS_SIM_DEVICES / LOCUS_SIM_MEMORY)\n";
+  for (int i = 0; i < sim::device_count(); ++i) print_device(Device(DeviceType::Sim, i));
+  std::cout << "  cuda: ";
+  if (cuda::is_available()) {
+    std::cout << cuda::device_count() << " device(s), driver " << cuda::driver_version() << ", runtime "
+              << cuda::runtime_version() << "\n";
+    for (int i = 0; i < cuda::device_count(); ++i) {
+      const auto p = cuda::get_device_properties(i);
+      std::cout << "  cuda:" << i << ": " << p.name << ", " << format_bytes(p.total_memory) << ", compute capability "
+                << p.major << "." << p.minor << ", " << p.multi_processor_count << " SMs\n";
+    }
+  } else {
+    std::cout << "not available: " << cuda::unavailable_reason() << "\n";
+  }
+  std::cout << "  mps: " << (mps::is_available() ? "available" : "not available (Apple silicon only)") << "\n";
+  std::cout << "\nbest_device(): " << best_device() << "\n";
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Build configuration and every device with its memory");
+  cmd->callback(run_info);
+}
+
+}  // namespace locus::cli
