@@ -50,8 +50,8 @@ uint16_t Half::from_float_soft(float f) noexcept {
     if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
     const uint32_t shift = 126 - (abs >> 23);
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    uint32_t h = mant >> (shift + 1);
-    const uint32_t rem = mant & ((1u << (shift + 1)) - 1), half = 1u << shift;
+    uint32_t h = mant >> shift;  // units of 2^-24, the half subnormal step
+    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
     if (rem > half || (rem == half && (h & 1u))) ++h;
     return static_cast<uint16_t>(sign | h);
   }

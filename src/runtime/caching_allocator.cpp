@@ -119,9 +119,6 @@ CachingAllocator::Block* CachingAllocator::find_free_block(Pool& pool, StreamId 
   key.stream = stream;
   auto it = pool.lower_bound(&key);
   if (it == pool.end() || (*it)->stream != stream) return nullptr;
-  // A huge cached block should not be carved up for a request far smaller than it: that
-  // pins the whole segment for a long time. PyTorch applies the same cap.
-  if (&pool == &large_pool_ && size < kMinLargeAlloc && (*it)->size >= kMinLargeAlloc) return nullptr;
   Block* b = *it;
   pool.erase(it);
   return b;

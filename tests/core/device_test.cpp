@@ -1,0 +1,113 @@
+// Device parsing, discovery, best_device, current device and DeviceGuard.
+
+#include <cstdlib>
+#include <thread>
+
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+TEST(Device, ParsesAcceptedForms) {
+  EXPECT_EQ(Device("cpu"), Device(DeviceType::CPU));
+  EXPECT_EQ(Device("cuda").index(), -1);
+  EXPECT_EQ(Device("cuda:1"), Device(DeviceType::CUDA, 1));
+  EXPECT_EQ(Device("mps").type(), DeviceType::MPS);
+  EXPECT_EQ(Device("sim:0"), Device(DeviceType::Sim, 0));
+  EXPECT_EQ(Device("cpu:0").str(), "cpu");
+  EXPECT_EQ(Device("cuda:12").str(), "cuda:12");
+  std::hash<Device> h;
+  EXPECT_EQ(h(Device("sim:1")), h(Device(DeviceType::Sim, 1)));
+}
+
+class BadDeviceString : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BadDeviceString, ThrowsValueErrorNamingString) {
+  const std::string spec = GetParam();
+  try {
+    Device d(spec);
+    FAIL() << "accepted '" << spec << "'";
+  } catch (const ValueError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'" + spec + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'cuda:N'"), std::string::npos) << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Spec, BadDeviceString,
+                         ::testing::Values("gpu", "cuda:", "cuda:-1", "cuda:1:2", " cuda", "cuda:0x1", "CUDA", "Cuda:0",
+                                           "cuda ", "cuda:01", "", ":0", "sim:+1", "cpu:1", "cuda:999", "cuda0", "mps:a"));
+
+TEST(Device, IndexOutOfRangeThrowsWhenUsed) {
+  try {
+    zeros({2}, Device("sim:7"));
+    FAIL();
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 sim devices"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Device, CudaDiscoveryNeverThrows) {
+  EXPECT_NO_THROW(cuda::is_available());
+  EXPECT_NO_THROW(cuda::device_count());
+  if (!cuda::is_available()) {
+    EXPECT_EQ(cuda::device_count(), 0);
+    EXPECT_FALSE(cuda::unavailable_reason().empty());
+    EXPECT_THROW(zeros({2}, Device("cuda")), BackendUnavailableError);
+    EXPECT_THROW(cuda::get_device_name(0), BackendUnavailableError);
+  }
+  EXPECT_FALSE(mps::is_available());
+  EXPECT_THROW(zeros({1}, Device("mps")), BackendUnavailableError);
+}
+
+TEST(Device, BestDeviceHonoursEnvironment) {
+  ::setenv("LOCUS_DEVICE", "sim:1", 1);
+  EXPECT_EQ(best_device(), Device("sim:1"));
+  EXPECT_EQ(accelerator::current(), DeviceType::Sim);
+  ::setenv("LOCUS_DEVICE", "gpu", 1);
+  EXPECT_THROW(best_device(), ValueError);
+  ::unsetenv("LOCUS_DEVICE");
+  EXPECT_EQ(best_device(), cuda::is_available() ? Device("cuda:0") : Device("cpu"));
+}
+
+TEST(DeviceGuard, NestsAndRestores) {
+  EXPECT_EQ(sim::current_device(), 0);
+  {
+    DeviceGuard g(Device("sim:1"));
+    EXPECT_EQ(sim::current_device(), 1);
+    EXPECT_EQ(zeros({2}, Device("sim")).device(), Device("sim:1"));
+    {
+      DeviceGuard inner(Device("sim:0"));
+      EXPECT_EQ(sim::current_device(), 0);
+    }
+    EXPECT_EQ(sim::current_device(), 1);
+  }
+  EXPECT_EQ(sim::current_device(), 0);
+}
+
+TEST(DeviceGuard, RestoresWhenUnwinding) {
+  try {
+    DeviceGuard g(Device("sim:1"));
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(sim::current_device(), 0);
+  EXPECT_THROW(DeviceGuard(Device("sim:9")), IndexError);
+  EXPECT_EQ(sim::current_device(), 0);
+}
+
+TEST(DeviceGuard, CurrentDeviceIsPerThread) {
+  sim::set_device(1);
+  int seen_in_thread = -1;
+  std::thread t([&] {
+    seen_in_thread = sim::current_device();
+    sim::set_device(1);
+  });
+  t.join();
+  EXPECT_EQ(seen_in_thread, 0);
+  EXPECT_EQ(sim::current_device(), 1);
+  sim::set_device(0);
+}
+
+}  // namespace
+}  // namespace locus

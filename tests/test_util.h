@@ -1,0 +1,48 @@
+#pragma once
+// Helpers shared by the tests: float64 references and the devices every value test runs on.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+
+namespace locus::testing {
+
+/// The devices a value test runs on: cpu and sim:0 (cuda joins in scripts/gpu-check.sh).
+inline std::vector<std::string> value_devices() {
+  std::vector<std::string> d{"cpu", "sim:0"};
+  if (cuda::is_available()) d.push_back("cuda:0");
+  return d;
+}
+
+/// Elements of any tensor as float64, read on the host.
+inline std::vector<double> values(const Tensor& t) { return t.detach().cpu().to(kFloat64).contiguous().to_vector<double>(); }
+
+/// Asserts every element matches `expected` within atol + rtol*|expected|.
+inline void expect_close(const Tensor& t, const std::vector<double>& expected, double rtol = 1e-5, double atol = 1e-6) {
+  const std::vector<double> got = values(t);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
+      continue;
+    }
+    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
+  }
+}
+
+/// Fails the test when memory on `device` did not return to the level it had at construction.
+class MemoryBaseline {
+ public:
+  explicit MemoryBaseline(Device d) : device_(d), start_(memory::memory_allocated(d)) {}
+  ~MemoryBaseline() { EXPECT_EQ(memory::memory_allocated(device_), start_) << "memory leaked on " << device_; }
+
+ private:
+  Device device_;
+  int64_t start_;
+};
+
+}  // namespace locus::testing
