@@ -1,0 +1,163 @@
+// CPU benchmarks with the names and JSON layout of ../shared/bench/README.md, so compare.py
+// sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
+// (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
+// than Google Benchmark, whose statistics differ.
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,convert]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+
+using namespace locus;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+struct Result {
+  std::string name, unit;
+  double median, min, max;
+  int n;
+};
+std::vector<Result> g_results;
+
+// body(n) runs the op n times; conv turns seconds per op into the reported unit.
+void run(const std::string& name, const std::function<void(long)>& body, const std::string& unit,
+         const std::function<double(double)>& conv, int samples = 15, double target = 0.02) {
+  body(1);
+  body(1);
+  long n = 1;
+  for (;;) {
+    const double t0 = now();
+    body(n);
+    const double dt = now() - t0;
+    if (dt >= target || n >= (1L << 24)) break;
+    n = dt > 1e-4 ? std::max(n * 2, static_cast<long>(n * target / dt * 1.1)) : n * 10;
+  }
+  std::vector<double> v;
+  for (int s = 0; s < samples; ++s) {
+    const double t0 = now();
+    body(n);
+    v.push_back(conv((now() - t0) / static_cast<double>(n)));
+  }
+  std::sort(v.begin(), v.end());
+  const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  g_results.push_back({name, unit, med, v.front(), v.back(), samples});
+  std::printf("%-32s %12.3f %-8s (min %.3f, max %.3f)\n", name.c_str(), med, unit.c_str(), v.front(), v.back());
+  std::fflush(stdout);
+}
+
+auto us = [](double s) { return s * 1e6; };
+auto ms = [](double s) { return s * 1e3; };
+auto gbps(double bytes) { return [bytes](double s) { return bytes / s / 1e9; }; }
+auto gflops(double flop) { return [flop](double s) { return flop / s / 1e9; }; }
+
+void overhead() {
+  for (int64_t n : {1, 1000}) {
+    const std::string sfx = std::to_string(n);
+    Tensor a = rand({n}), b = rand({n}), out = empty({n});
+    run("add_" + sfx, [&](long k) { for (long i = 0; i < k; ++i) { Tensor c = a + b; } }, "us", us, 15, 0.01);
+    run("add_" + sfx + "_out", [&](long k) { for (long i = 0; i < k; ++i) add_out(out, a, b); }, "us", us, 15, 0.01);
+    run("add_" + sfx + "_inplace", [&](long k) { for (long i = 0; i < k; ++i) a.add_(b); }, "us", us, 15, 0.01);
+  }
+}
+
+void matmul_group() {
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    Tensor a = rand({n, n}), b = rand({n, n}), c = empty({n, n});
+    run("mm_" + std::to_string(n), [&](long k) { for (long i = 0; i < k; ++i) mm_out(c, a, b); }, "GFLOP/s",
+        gflops(2.0 * n * n * n), 11, 0.05);
+  }
+  for (int64_t m : {64, 512}) {
+    Tensor a = rand({m, 784}), b = rand({784, 256}), c = empty({m, 256});
+    run("mm_" + std::to_string(m) + "x784x256", [&](long k) { for (long i = 0; i < k; ++i) mm_out(c, a, b); },
+        "GFLOP/s", gflops(2.0 * m * 784 * 256), 11, 0.05);
+  }
+}
+
+void elementwise() {
+  const int64_t n = int64_t{1} << 24;
+  const double f = static_cast<double>(n);
+  Tensor a = rand({n}), b = rand({n}), c = rand({n}), out = empty({n}), tmp = empty({n});
+  run("ew_add_16M_out", [&](long k) { for (long i = 0; i < k; ++i) add_out(out, a, b); }, "GB/s", gbps(12 * f), 11, 0.05);
+  run("ew_add_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = a + b; } }, "GB/s", gbps(12 * f), 11, 0.05);
+  run("ew_add_16M_alloc_ms", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = a + b; } }, "ms", ms, 11, 0.05);
+  run("ew_relu_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = relu(a); } }, "GB/s", gbps(8 * f), 11, 0.05);
+  run("ew_relu_16M_out", [&](long k) { for (long i = 0; i < k; ++i) relu_out(out, a); }, "GB/s", gbps(8 * f), 11, 0.05);
+  run("ew_relu_16M_inplace", [&](long k) { for (long i = 0; i < k; ++i) out.relu_(); }, "GB/s", gbps(8 * f), 11, 0.05);
+  run("ew_fma_relu_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = (a * b + c).relu(); } }, "GB/s",
+      gbps(16 * f), 11, 0.05);
+  run("ew_fma_relu_16M_alloc_ms", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = (a * b + c).relu(); } }, "ms", ms,
+      11, 0.05);
+  run("ew_fma_relu_16M_prealloc", [&](long k) {
+    for (long i = 0; i < k; ++i) {
+      mul_out(tmp, a, b);
+      add_out(out, tmp, c);
+      out.relu_();
+    }
+  }, "GB/s", gbps(16 * f), 11, 0.05);
+  run("reduce_sum_16M", [&](long k) { for (long i = 0; i < k; ++i) { Tensor s = a.sum(); } }, "GB/s", gbps(4 * f), 11, 0.05);
+}
+
+void convert() {
+  const int64_t n = int64_t{1} << 24;
+  const double f = static_cast<double>(n);
+  Tensor a = rand({n});
+  struct Conv { const char* name; DType d; double bytes; };
+  for (const Conv& cv : {Conv{"f16", kFloat16, 6}, Conv{"bf16", kBFloat16, 6}, Conv{"f64", kFloat64, 12}, Conv{"i32", kInt32, 8}}) {
+    Tensor out = empty({n}, cv.d);
+    run(std::string("to_") + cv.name + "_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = a.to(cv.d); } },
+        "GB/s", gbps(cv.bytes * f), 11, 0.05);
+    run(std::string("to_") + cv.name + "_16M_prealloc", [&](long k) { for (long i = 0; i < k; ++i) out.copy_(a); }, "GB/s",
+        gbps(cv.bytes * f), 11, 0.05);
+  }
+  Tensor h = a.to(kFloat16), out = empty({n});
+  run("f16_to_f32_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = h.to(kFloat32); } }, "GB/s", gbps(6 * f), 11, 0.05);
+  run("clone_16M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = a.clone(); } }, "GB/s", gbps(8 * f), 11, 0.05);
+  run("copy_16M_prealloc", [&](long k) { for (long i = 0; i < k; ++i) out.copy_(a); }, "GB/s", gbps(8 * f), 11, 0.05);
+  Tensor sq = rand({4096, 4096});
+  run("transpose_contiguous_4096sq", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = sq.t().contiguous(); } }, "GB/s",
+      gbps(8.0 * 4096 * 4096), 11, 0.05);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json;
+  std::set<std::string> only = {"overhead", "matmul", "elementwise", "convert"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json" && i + 1 < argc) json = argv[++i];
+    else if (arg == "--only" && i + 1 < argc) {
+      only.clear();
+      std::string list = argv[++i];
+      size_t p = 0;
+      while (p != std::string::npos) {
+        const size_t q = list.find(',', p);
+        only.insert(list.substr(p, q == std::string::npos ? q : q - p));
+        p = q == std::string::npos ? q : q + 1;
+      }
+    }
+  }
+  if (only.count("overhead")) overhead();
+  if (only.count("matmul")) matmul_group();
+  if (only.count("elementwise")) elementwise();
+  if (only.count("convert")) convert();
+  if (!json.empty()) {
+    std::ofstream os(json);
+    os << "{\"impl\": \"locus\", \"meta\": {\"version\": \"" << version() << "\"}, \"results\": [";
+    for (size_t i = 0; i < g_results.size(); ++i) {
+      const Result& r = g_results[i];
+      os << (i ? ", " : "") << "{\"name\": \"" << r.name << "\", \"unit\": \"" << r.unit << "\", \"median\": " << r.median
+         << ", \"min\": " << r.min << ", \"max\": " << r.max << ", \"n\": " << r.n << ", \"note\": \"\"}";
+    }
+    os << "]}\n";
+  }
+}

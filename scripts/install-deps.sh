@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Locus needs to build and test on Debian 12 (bookworm). Idempotent; quick
+# when everything is already there. Set LOCUS_WITH_TORCH=1 to add PyTorch for the benchmarks.
+set -euo pipefail
+packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev)
+[ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

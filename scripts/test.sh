@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test (ctest), then the sanitizer build unless LOCUS_SKIP_SANITIZE=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh release
+ctest --preset release
+if [ "${LOCUS_SKIP_SANITIZE:-0}" != 1 ]; then
+  scripts/build.sh sanitize
+  ctest --preset sanitize
+fi
