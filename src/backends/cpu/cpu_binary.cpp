@@ -91,26 +91,26 @@ void binary_typed(ops::OpId op, const ops::StridedIter& it, const Scalar& alpha)
   const C al = alpha.to<C>();
   switch (op) {
     case OpId::Add:
-      if (unit_alpha) run_binary<T, T>(it, Fn::add);
+      if (unit_alpha) run_binary<T, T>(it, [](C a, C b) { return Fn::add(a, b); });
       else run_binary<T, T>(it, [al](C a, C b) { return Fn::add(a, static_cast<C>(Fn::mul(al, b))); });
       return;
     case OpId::Sub:
       if constexpr (!std::is_same_v<T, bool>) {
-        if (unit_alpha) run_binary<T, T>(it, Fn::sub);
+        if (unit_alpha) run_binary<T, T>(it, [](C a, C b) { return Fn::sub(a, b); });
         else run_binary<T, T>(it, [al](C a, C b) { return static_cast<C>(a - al * b); });
         return;
       }
       break;
-    case OpId::Mul: run_binary<T, T>(it, Fn::mul); return;
+    case OpId::Mul: run_binary<T, T>(it, [](C a, C b) { return Fn::mul(a, b); }); return;
     case OpId::Div:
       if constexpr (is_float_v<T>) {
-        run_binary<T, T>(it, Fn::div);
+        run_binary<T, T>(it, [](C a, C b) { return Fn::div(a, b); });
         return;
       }
       break;
-    case OpId::Pow: run_binary<T, T>(it, Fn::pow); return;
-    case OpId::Maximum: run_binary<T, T>(it, Fn::maximum); return;
-    case OpId::Minimum: run_binary<T, T>(it, Fn::minimum); return;
+    case OpId::Pow: run_binary<T, T>(it, [](C a, C b) { return Fn::pow(a, b); }); return;
+    case OpId::Maximum: run_binary<T, T>(it, [](C a, C b) { return Fn::maximum(a, b); }); return;
+    case OpId::Minimum: run_binary<T, T>(it, [](C a, C b) { return Fn::minimum(a, b); }); return;
     case OpId::Eq: run_binary<T, bool>(it, [](C a, C b) { return a == b; }); return;
     case OpId::Ne: run_binary<T, bool>(it, [](C a, C b) { return a != b; }); return;
     case OpId::Lt: run_binary<T, bool>(it, [](C a, C b) { return a < b; }); return;
