@@ -18,6 +18,12 @@ inline std::vector<std::string> value_devices() {
   return d;
 }
 
+/// Base of the value suites parametrised by device name (instantiate with value_devices()).
+class OnEachDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  Device dev() const { return Device(GetParam()); }
+};
+
 /// Elements of any tensor as float64, read on the host.
 inline std::vector<double> values(const Tensor& t) { return t.detach().cpu().to(kFloat64).contiguous().to_vector<double>(); }
 

@@ -11,10 +11,7 @@ namespace {
 using testing::expect_close;
 using testing::values;
 
-class Elementwise : public ::testing::TestWithParam<std::string> {
- protected:
-  Device dev() const { return Device(GetParam()); }
-};
+class Elementwise : public testing::OnEachDevice {};
 
 TEST_P(Elementwise, BinaryOpsBroadcastAgainstFloat64) {
   testing::MemoryBaseline baseline(dev());

@@ -10,10 +10,7 @@ namespace {
 using testing::expect_close;
 using testing::values;
 
-class Numeric : public ::testing::TestWithParam<std::string> {
- protected:
-  Device dev() const { return Device(GetParam()); }
-};
+class Numeric : public testing::OnEachDevice {};
 
 TEST_P(Numeric, SumMeanAlongDims) {
   testing::MemoryBaseline baseline(dev());
