@@ -20,6 +20,9 @@
 namespace locus {
 
 class Tensor;
+namespace cuda {
+class Stream;
+}
 
 /// A Python-style slice for Tensor::index: `Slice(1, 3)`, `Slice(std::nullopt, std::nullopt, 2)`.
 /// Negative bounds count from the end; bounds past the ends are clipped, as in PyTorch.
@@ -68,6 +71,11 @@ class Tensor {
   bool is_floating_point() const { return locus::is_floating_point(dtype()); }
   /// True when the memory is page-locked host memory (pin_memory()).
   bool is_pinned() const { return impl()->storage()->pinned(); }
+  /// Tells the allocator this tensor's memory is also used by work queued on `stream`, so the
+  /// block is not handed out again until that work is done (torch's Tensor.record_stream).
+  /// Needed only when a tensor made on one stream is used on another and freed before the
+  /// other stream's work finishes. ValueError when the stream is on another device.
+  void record_stream(const cuda::Stream& stream) const;
   bool requires_grad() const { return impl()->requires_grad(); }
   /// Sets the flag in place (floating dtypes only, else DTypeError); returns *this.
   Tensor& requires_grad_(bool r = true);

@@ -5,7 +5,7 @@
 #include "src/backends/sim/sim_runtime.h"
 #include "src/runtime/device_runtime.h"
 #if LOCUS_WITH_CUDA
-#include "src/backends/cuda/cuda_runtime.h"
+#include "src/backends/cuda/cuda_device_runtime.h"
 #endif
 
 namespace locus::runtime {

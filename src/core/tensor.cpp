@@ -32,7 +32,7 @@ T Tensor::item() const {
   if (numel() != 1)
     throw ValueError("a Tensor with " + std::to_string(numel()) + " elements cannot be converted to a scalar (item() needs exactly one)");
   const Tensor host = cpu().to(dtype_of<T>());
-  host.impl()->storage()->wait_for_pending_write();
+  host.impl()->storage()->wait_for_pending_work();
   return *static_cast<const T*>(host.data_ptr());
 }
 
@@ -58,7 +58,7 @@ std::vector<T> Tensor::to_vector() const {
     throw DTypeError("to_vector<" + std::string(dtype_name(dtype_of<T>())) + ">() called on a " +
                      std::string(dtype_name(dtype())) + " tensor; convert with .to(k...) first");
   const Tensor c = contiguous();
-  c.impl()->storage()->wait_for_pending_write();
+  c.impl()->storage()->wait_for_pending_work();
   const T* p = static_cast<const T*>(c.data_ptr());
   return std::vector<T>(p, p + numel());
 }

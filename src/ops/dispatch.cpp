@@ -107,15 +107,19 @@ const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
   return nullptr;
 }
 
-Tensor empty_on(const Shape& shape, DType dtype, Device device) {
+Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
   int64_t numel = 1;
   for (int64_t s : shape) {
     if (s < 0) throw ValueError("negative dimension in shape");
     numel *= s;
   }
-  runtime::Allocator& alloc = runtime::allocator_for(device);
-  auto storage = detail::make_intrusive<detail::Storage>(alloc.allocate(static_cast<size_t>(numel) * itemsize(dtype)),
-                                                         static_cast<size_t>(numel) * itemsize(dtype));
+  if (pinned && !device.is_cpu())
+    throw ValueError("pinned memory is host memory: a pinned tensor must be on cpu, not " + device.str());
+  const size_t bytes = static_cast<size_t>(numel) * itemsize(dtype);
+  // Device memory belongs to the stream that will first use it: the thread's current stream.
+  detail::DataPtr data = pinned ? runtime::pinned_allocator().allocate(bytes)
+                                : runtime::allocator_for(device).allocate(bytes, runtime::current_stream_id(device));
+  auto storage = detail::make_intrusive<detail::Storage>(std::move(data), bytes, pinned);
   Shape strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
   return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(strides), 0));

@@ -26,11 +26,12 @@ Device common_device(OpId op, const std::vector<Tensor>& tensors);
 /// it instead (policy warn/silent; counted). NotImplementedError when the policy is error.
 const KernelTable* kernels_for(OpId op, Device device, DType dtype);
 
-/// A new contiguous tensor on a resolved `device`.
-Tensor empty_on(const Shape& shape, DType dtype, Device device);
+/// A new contiguous tensor on a resolved `device`, allocated for the thread's current stream
+/// there; `pinned` takes page-locked host memory (device must be cpu, else ValueError).
+Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned = false);
 
-/// Waits for pending asynchronous writes into `t` before the host touches it.
-inline void wait_for_host(const Tensor& t) { t.impl()->storage()->wait_for_pending_write(); }
+/// Waits for pending asynchronous device work on `t` before the host touches it.
+inline void wait_for_host(const Tensor& t) { t.impl()->storage()->wait_for_pending_work(); }
 
 /// Wraps a dim index into [0, ndim) ("dim" errors name the op). IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim, OpId op);

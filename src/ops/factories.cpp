@@ -40,8 +40,7 @@ Tensor make(const Shape& shape, const TensorOptions& o, DType fallback) {
   const DType dtype = o.dtype_or(fallback);
   if (o.requires_grad() && !is_floating_point(dtype))
     throw DTypeError("only tensors of floating dtype can require gradients, got " + std::string(dtype_name(dtype)));
-  Tensor t = ops::empty_on(shape, dtype, device);
-  if (o.pinned_memory()) t = t.pin_memory();
+  Tensor t = ops::empty_on(shape, dtype, device, o.pinned_memory());
   if (o.requires_grad()) t.impl()->set_requires_grad(true);
   return t;
 }
@@ -52,6 +51,7 @@ Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallb
   if (!k) return t.copy_(generate(op, shape, TensorOptions().dtype(t.dtype()), fallback, low, high));
   ops::RandomArgs a;
   a.op = op;
+  a.device = t.device().is_cpu() ? 0 : t.device().index();
   a.dtype = t.dtype();
   a.out = static_cast<char*>(t.data_ptr());
   a.numel = t.numel();

@@ -79,6 +79,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   if (x.dim() == 0) out_shape = Shape{};
   ops::IndexArgs a;
   a.op = op;
+  a.device = device.is_cpu() ? 0 : device.index();
   a.dtype = x.dtype();
   a.outer = 1, a.inner = 1;
   for (int64_t i = 0; i < d; ++i) a.outer *= x.size(i);

@@ -22,6 +22,7 @@ struct StridedIter {
   char* data[kMaxOperands] = {};     ///< first element of each operand
   DType dtypes[kMaxOperands] = {};   ///< element type of each operand
   int64_t numel = 0;
+  int device = 0;                    ///< index of the device the operands live on
   /// True when every operand is contiguous over the whole range (one dim, unit strides).
   bool contiguous() const noexcept;
 };
@@ -31,6 +32,7 @@ struct StridedIter {
 /// with 0 on reduced dims, so out[index] accumulates all input elements mapping to it.
 struct ReduceArgs {
   OpId op;                 ///< Sum, Mean, Max, Min, Argmax
+  int device = 0;          ///< index of the device the operands live on
   DType in_dtype, out_dtype;
   const char* in = nullptr;
   char* out = nullptr;     ///< values (Sum/Mean/Max/Min) or int64 indices (Argmax)
@@ -48,6 +50,7 @@ struct ReduceArgs {
 
 /// Batched matrix product C[b] = A[b] @ B[b] with element strides; C is contiguous.
 struct MatmulArgs {
+  int device = 0;  ///< index of the device the operands live on
   DType dtype;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   const char* a = nullptr; int64_t a_batch_stride = 0, a_row = 0, a_col = 0;
@@ -57,6 +60,7 @@ struct MatmulArgs {
 
 /// Softmax or log-softmax along the middle dim of a contiguous [outer, dim, inner] block.
 struct SoftmaxArgs {
+  int device = 0;  ///< index of the device the operands live on
   bool log = false;
   DType dtype;
   const char* in = nullptr;
@@ -69,6 +73,7 @@ struct SoftmaxArgs {
 /// a contiguous tensor of the output's shape.
 struct IndexArgs {
   OpId op;  ///< IndexSelect or Gather
+  int device = 0;  ///< index of the device the operands live on
   DType dtype;
   const char* in = nullptr;
   char* out = nullptr;
@@ -80,6 +85,7 @@ struct IndexArgs {
 /// same seed gives the same values on every device.
 struct RandomArgs {
   OpId op;  ///< Rand, Randn, Randint, Arange
+  int device = 0;  ///< index of the device the output lives on
   DType dtype;
   char* out = nullptr;
   int64_t numel = 0;

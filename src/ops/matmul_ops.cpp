@@ -59,6 +59,7 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
     out = ops::empty_on(out_shape, a.dtype(), device);
   }
   ops::MatmulArgs g;
+  g.device = device.is_cpu() ? 0 : device.index();
   g.dtype = a.dtype();
   g.batch = nbatch, g.m = m, g.n = n, g.k = k;
   const auto stride = [](const Tensor& t, int64_t from_end) { return t.stride(t.dim() - from_end); };

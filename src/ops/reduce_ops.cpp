@@ -49,6 +49,7 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
   Tensor out = ops::empty_on(out_shape, out_dtype, device);
   ops::ReduceArgs a;
   a.op = op;
+  a.device = device.is_cpu() ? 0 : device.index();
   a.in_dtype = in.dtype();
   a.out_dtype = out_dtype;
   a.in = static_cast<const char*>(in.data_ptr());
@@ -117,6 +118,7 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   if (want_indices) r.indices = ops::empty_on(out_shape, DType::Int64, device);
   ops::ReduceArgs a;
   a.op = op;
+  a.device = device.is_cpu() ? 0 : device.index();
   a.in_dtype = a.out_dtype = in.dtype();
   a.in = static_cast<const char*>(in.data_ptr());
   a.out = static_cast<char*>(want_values ? r.values.data_ptr() : r.indices.data_ptr());
@@ -152,6 +154,7 @@ Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   const Tensor in = (x.dtype() == dtype ? x : x.to(dtype)).contiguous();
   Tensor out = ops::empty_on(in.shape(), dtype, device);
   ops::SoftmaxArgs a;
+  a.device = device.is_cpu() ? 0 : device.index();
   a.log = op == OpId::LogSoftmax;
   a.dtype = dtype;
   a.in = static_cast<const char*>(in.data_ptr());

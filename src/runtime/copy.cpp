@@ -41,11 +41,19 @@ void copy_bytes_between(Tensor& dst, const Tensor& src, bool non_blocking) {
     return;
   }
   runtime::DeviceRuntime& rt = runtime::runtime(sd.is_cpu() ? dd.type() : sd.type());
-  // A pending write into src must land before it is read; one into dst before it is overwritten.
-  src.impl()->storage()->wait_for_pending_write();
-  dst.impl()->storage()->wait_for_pending_write();
-  auto pending = rt.copy_bytes(dst.data_ptr(), dd, src.data_ptr(), sd, n, non_blocking);
-  dst.impl()->storage()->set_pending_write(std::move(pending));
+  detail::Storage* src_storage = src.impl()->storage().get();
+  detail::Storage* dst_storage = dst.impl()->storage().get();
+  // Pending work on src must finish before it is read; on dst before it is overwritten.
+  src_storage->wait_for_pending_work();
+  dst_storage->wait_for_pending_work();
+  runtime::CopyRequest request;
+  request.dst = dst.data_ptr(), request.dst_device = dd;
+  request.src = src.data_ptr(), request.src_device = sd;
+  request.n = n, request.non_blocking = non_blocking;
+  if (src_storage->pinned()) request.pinned_block = &src_storage->data_ptr();
+  else if (dst_storage->pinned()) request.pinned_block = &dst_storage->data_ptr();
+  // Asynchronous work leaves its mark on the host side, which the host must not touch early.
+  if (auto pending = rt.copy_bytes(request)) (sd.is_cpu() ? src_storage : dst_storage)->set_pending_work(std::move(pending));
 }
 
 }  // namespace
@@ -77,7 +85,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   const Device target = runtime::resolve_device(device);
   if (target == this->device() && dtype == this->dtype() && !copy) return *this;
-  Tensor out = empty(shape(), TensorOptions().dtype(dtype).device(target));
+  // A non-blocking copy to the host can only be asynchronous into page-locked memory.
+  const bool pinned = non_blocking && target.is_cpu() && !this->device().is_cpu() &&
+                      !runtime::runtime(this->device().type()).host_addressable();
+  Tensor out = ops::empty_on(shape(), dtype, target, pinned);
   out.copy_(*this, non_blocking);
   if (requires_grad() && locus::is_floating_point(dtype)) out.impl()->set_requires_grad(true);
   return out;
@@ -95,11 +106,7 @@ Tensor Tensor::pin_memory() const {
   if (!is_cpu())
     throw ValueError("pin_memory: only CPU tensors can be pinned, but this tensor is on " + device().str());
   if (is_pinned()) return *this;
-  const size_t bytes = nbytes();
-  auto storage = detail::make_intrusive<detail::Storage>(runtime::pinned_allocator().allocate(bytes), bytes, true);
-  Shape strides(shape().size(), 1);
-  for (size_t i = shape().size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape()[i], 1);
-  Tensor out(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype(), shape(), std::move(strides), 0));
+  Tensor out = ops::empty_on(shape(), dtype(), device(), true);
   out.copy_(*this);
   if (requires_grad()) out.impl()->set_requires_grad(true);
   return out;

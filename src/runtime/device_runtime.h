@@ -11,12 +11,26 @@
 #include "src/ops/op_id.h"
 #include "src/runtime/allocator.h"
 #include "src/runtime/raw_memory.h"
+#include "src/runtime/stream_runtime.h"
 
 namespace locus::ops {
 struct KernelTable;
 }
 
 namespace locus::runtime {
+
+/// One copy between buffers (see DeviceRuntime::copy_bytes).
+struct CopyRequest {
+  void* dst = nullptr;
+  Device dst_device{DeviceType::CPU};
+  const void* src = nullptr;
+  Device src_device{DeviceType::CPU};
+  size_t n = 0;
+  bool non_blocking = false;
+  /// The pinned host block on either side, if any: its allocator must not reuse it before an
+  /// asynchronous copy that reads or writes it has finished.
+  const detail::DataPtr* pinned_block = nullptr;
+};
 
 /// Everything the layers above need from a device type. Implementations live in
 /// src/backends/<type>/. Discovery calls never throw.
@@ -35,11 +49,11 @@ class DeviceRuntime {
   virtual void set_device(int index) = 0;
   /// The allocator of device `index` (validated).
   virtual Allocator& allocator(int index) = 0;
-  /// Copies `n` bytes between two contiguous buffers, at least one on this runtime's type and
-  /// the other on the same type or the CPU. With `non_blocking`, may return before the copy
-  /// is done; then it returns the work a host read must wait for (see Note [Host reads wait]).
-  virtual std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device dst_device, const void* src,
-                                                           Device src_device, size_t n, bool non_blocking) = 0;
+  /// Copies bytes between two contiguous buffers, at least one on this runtime's type and the
+  /// other on the same type or the CPU. With `non_blocking` and a pinned host side, may return
+  /// before the copy is done; then it returns the work the host side must wait for before the
+  /// host touches it (see Note [Host reads wait]).
+  virtual std::unique_ptr<detail::PendingWork> copy_bytes(const CopyRequest& request) = 0;
   /// Waits for all queued work on device `index`.
   virtual void synchronize(int index) = 0;
   /// (free, total) bytes of device `index`.
@@ -58,7 +72,12 @@ class DeviceRuntime {
   /// Page-locked host memory this backend can copy from asynchronously; null when it has none
   /// (the pinned pool then locks ordinary pages itself).
   virtual std::unique_ptr<RawMemory> make_pinned_host_memory() { return nullptr; }
+  /// Streams and events; null for device types that run everything in order.
+  virtual StreamRuntime* streams() noexcept { return nullptr; }
 };
+
+/// The calling thread's current stream on `device` (resolved), 0 where the type has none.
+StreamId current_stream_id(Device device);
 
 /// The runtime for `type`, or null when Locus was built without it.
 DeviceRuntime* find_runtime(DeviceType type) noexcept;

@@ -1,15 +1,26 @@
 #pragma once
 // Philox 4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
 // generator, so element i of a random tensor depends only on (seed, offset + i). Every backend
-// computes the same values without sharing state.
+// computes the same values without sharing state; the CUDA kernels include this file too.
 
-#include <array>
 #include <cstdint>
+
+#if defined(__CUDACC__)
+#define LOCUS_HOST_DEVICE __host__ __device__
+#else
+#define LOCUS_HOST_DEVICE
+#endif
 
 namespace locus::runtime {
 
+/// Four random 32-bit words.
+struct Philox4 {
+  uint32_t w[4];
+  LOCUS_HOST_DEVICE uint32_t operator[](int i) const noexcept { return w[i]; }
+};
+
 /// Four 32-bit random words for `counter` under `seed`.
-inline std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) noexcept {
+LOCUS_HOST_DEVICE inline Philox4 philox4x32(uint64_t seed, uint64_t counter) noexcept {
   uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
@@ -23,7 +34,7 @@ inline std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) noexc
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  return {c0, c1, c2, c3};
+  return {{c0, c1, c2, c3}};
 }
 
 }  // namespace locus::runtime

@@ -70,6 +70,12 @@ Allocator& allocator_for(Device device) {
   return runtime(d.type()).allocator(d.is_cpu() ? 0 : d.index());
 }
 
+StreamId current_stream_id(Device device) {
+  if (device.is_cpu()) return 0;
+  StreamRuntime* streams = runtime(device.type()).streams();
+  return streams ? streams->current_stream(device.index()) : 0;
+}
+
 Allocator& pinned_allocator() {
   // Locked pages from the first backend that has its own (CUDA registers them with the
   // driver); otherwise mlock'ed host pages.

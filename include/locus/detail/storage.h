@@ -55,12 +55,16 @@ class DataPtr {
   Device device_;
 };
 
-/// Work still writing into a storage (an asynchronous copy). Host reads wait for it.
-class PendingWrite {
+/// Asynchronous device work still reading or writing a host storage (a non-blocking copy from
+/// or into pinned memory). The host waits for it before touching the storage.
+class PendingWork {
  public:
-  virtual ~PendingWrite() = default;
-  /// Blocks until the write is complete. Called at most once.
+  virtual ~PendingWork() = default;
+  /// Blocks until the work is complete. Called at most once.
   virtual void wait() = 0;
+  /// True when the storage's allocator already keeps the memory from reuse until the work is
+  /// done (pinned blocks with a recorded stream), so freeing the storage need not wait.
+  virtual bool memory_protected() const noexcept { return false; }
 };
 
 /// A buffer of bytes on one device, shared by every tensor that views it.
@@ -75,10 +79,10 @@ class Storage : public RefCounted {
   bool pinned() const noexcept { return pinned_; }
   const DataPtr& data_ptr() const noexcept { return data_; }
 
-  /// Marks the buffer as being written asynchronously; see Note [Host reads wait].
-  void set_pending_write(std::unique_ptr<PendingWrite> w);
-  /// Waits for a pending asynchronous write, if any. Cheap when there is none.
-  void wait_for_pending_write() const {
+  /// Marks the buffer as in use by asynchronous device work; see Note [Host reads wait].
+  void set_pending_work(std::unique_ptr<PendingWork> w);
+  /// Waits for pending asynchronous work, if any. Cheap when there is none.
+  void wait_for_pending_work() const {
     if (has_pending_.load(std::memory_order_acquire)) wait_slow();
   }
 
@@ -91,7 +95,7 @@ class Storage : public RefCounted {
   bool pinned_;
   mutable std::atomic<bool> has_pending_{false};
   mutable std::mutex pending_mutex_;
-  mutable std::unique_ptr<PendingWrite> pending_;
+  mutable std::unique_ptr<PendingWork> pending_;
 };
 
 }  // namespace locus::detail

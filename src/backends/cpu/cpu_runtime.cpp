@@ -20,9 +20,8 @@ class CpuRuntime final : public runtime::DeviceRuntime {
   int current_device() const override { return 0; }
   void set_device(int) override {}
   runtime::Allocator& allocator(int) override { return allocator_; }
-  std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device, const void* src, Device, size_t n,
-                                                   bool) override {
-    if (n) std::memcpy(dst, src, n);
+  std::unique_ptr<detail::PendingWork> copy_bytes(const runtime::CopyRequest& r) override {
+    if (r.n) std::memcpy(r.dst, r.src, r.n);
     return nullptr;
   }
   void synchronize(int) override {}

@@ -74,9 +74,8 @@ class SimRuntime final : public runtime::DeviceRuntime {
     ensure_configured();
     return *allocators_.at(static_cast<size_t>(index));
   }
-  std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device, const void* src, Device, size_t n,
-                                                   bool) override {
-    if (n) std::memcpy(dst, src, n);
+  std::unique_ptr<detail::PendingWork> copy_bytes(const runtime::CopyRequest& r) override {
+    if (r.n) std::memcpy(r.dst, r.src, r.n);
     return nullptr;
   }
   void synchronize(int) override {}

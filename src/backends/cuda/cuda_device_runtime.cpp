@@ -1,8 +1,8 @@
 // The CUDA DeviceRuntime: discovery that never throws and never creates a context, a caching
-// allocator per device over cudaMalloc, and synchronous copies. Kernels arrive with the CUDA
-// backend proper; until then supports() is false for every op, so the fallback policy decides.
+// allocator per device over cudaMalloc, copies on the current stream, streams and events, the
+// pinned host pool and the kernel table.
 
-#include "src/backends/cuda/cuda_runtime.h"
+#include "src/backends/cuda/cuda_device_runtime.h"
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -13,6 +13,11 @@
 #include <vector>
 
 #include "locus/errors.h"
+#include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_kernel_table.h"
+#include "src/backends/cuda/cuda_memory.h"
+#include "src/backends/cuda/cuda_streams.h"
+#include "src/backends/cuda/cuda_transfer.h"
 #include "src/runtime/caching_allocator.h"
 
 namespace locus::cuda_backend {
@@ -61,38 +66,6 @@ Discovery probe() noexcept {
   return d;
 }
 
-// cudaMalloc / cudaFree on one device. Setting the device here is what first creates its
-// context, so a program that never allocates on a GPU never creates one there.
-class CudaMemory final : public runtime::RawMemory {
- public:
-  explicit CudaMemory(int device) : device_(device) {}
-  void* allocate(size_t nbytes) noexcept override {
-    int prev = 0;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device_);
-    void* p = nullptr;
-    if (cudaMalloc(&p, nbytes) != cudaSuccess) {
-      cudaGetLastError();
-      p = nullptr;
-    }
-    cudaSetDevice(prev);
-    return p;
-  }
-  void free(void* ptr, size_t) noexcept override { cudaFree(ptr); }
-  std::pair<uint64_t, uint64_t> mem_get_info() const override {
-    int prev = 0;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device_);
-    size_t free_bytes = 0, total = 0;
-    cudaMemGetInfo(&free_bytes, &total);
-    cudaSetDevice(prev);
-    return {free_bytes, total};
-  }
-
- private:
-  int device_;
-};
-
 thread_local int t_current_cuda_device = 0;
 
 class CudaRuntime final : public runtime::DeviceRuntime {
@@ -102,40 +75,28 @@ class CudaRuntime final : public runtime::DeviceRuntime {
   int device_count() const noexcept override { return discovery().count; }
   std::string unavailable_reason() const override { return discovery().reason; }
   int current_device() const override { return t_current_cuda_device; }
+  // Only the thread's choice is recorded: the CUDA runtime follows when work is launched there
+  // (activate()), so choosing a device never creates a context on it by itself.
   void set_device(int index) override { t_current_cuda_device = index; }
   runtime::Allocator& allocator(int index) override {
     std::call_once(allocators_once_, [&] {
       for (int i = 0; i < device_count(); ++i)
-        allocators_.push_back(std::make_unique<runtime::CachingAllocator>(Device(DeviceType::CUDA, i),
-                                                                          std::make_unique<CudaMemory>(i)));
+        allocators_.push_back(
+            std::make_unique<runtime::CachingAllocator>(Device(DeviceType::CUDA, i), make_device_memory(i)));
     });
     return *allocators_.at(static_cast<size_t>(index));
   }
-  std::unique_ptr<detail::PendingWrite> copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
-                                                   size_t n, bool) override {
-    if (!n) return nullptr;
-    const cudaMemcpyKind kind = src_device.is_cpu() ? cudaMemcpyHostToDevice
-                                : dst_device.is_cpu() ? cudaMemcpyDeviceToHost
-                                                      : cudaMemcpyDeviceToDevice;
-    const cudaError_t err = cudaMemcpy(dst, src, n, kind);
-    if (err != cudaSuccess)
-      throw Error(std::string("CUDA copy of ") + format_bytes(n) + " from " + src_device.str() + " to " + dst_device.str() +
-                  " failed: " + cudaGetErrorString(err));
-    return nullptr;
+  std::unique_ptr<detail::PendingWork> copy_bytes(const runtime::CopyRequest& request) override {
+    return copy(request);
   }
   void synchronize(int index) override {
-    int prev = 0;
-    cudaGetDevice(&prev);
-    cudaSetDevice(index);
-    cudaDeviceSynchronize();
-    cudaSetDevice(prev);
+    activate(index);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
-  std::pair<uint64_t, uint64_t> mem_get_info(int index) override { return CudaMemory(index).mem_get_info(); }
-  const ops::KernelTable* kernels() const noexcept override { return nullptr; }
+  std::pair<uint64_t, uint64_t> mem_get_info(int index) override { return allocator_memory(index).mem_get_info(); }
+  const ops::KernelTable* kernels() const noexcept override { return &kernel_table(); }
   bool host_addressable() const noexcept override { return false; }
   cuda::DeviceProperties properties(int index) const override { return discovery().properties.at(static_cast<size_t>(index)); }
-  bool supports(ops::OpId, DType) const noexcept override { return false; }
-
   std::string driver_version() const override {
     int v = 0;
     if (discovery().reason.rfind("no NVIDIA driver", 0) == 0) return "";
@@ -147,6 +108,8 @@ class CudaRuntime final : public runtime::DeviceRuntime {
     cudaRuntimeGetVersion(&v);
     return version_string(v);
   }
+  std::unique_ptr<runtime::RawMemory> make_pinned_host_memory() override { return make_pinned_memory(); }
+  runtime::StreamRuntime* streams() noexcept override { return &cuda_streams(); }
 
   static const Discovery& discovery() noexcept {
     static const Discovery d = probe();
@@ -154,6 +117,9 @@ class CudaRuntime final : public runtime::DeviceRuntime {
   }
 
  private:
+  runtime::RawMemory& allocator_memory(int index) {
+    return static_cast<runtime::CachingAllocator&>(allocator(index)).raw();
+  }
   std::once_flag allocators_once_;
   std::vector<std::unique_ptr<runtime::CachingAllocator>> allocators_;
 };

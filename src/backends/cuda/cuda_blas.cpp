@@ -1,0 +1,178 @@
+#include "src/backends/cuda/cuda_blas.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "locus/errors.h"
+#include "locus/precision.h"
+#include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_streams.h"
+#include "src/backends/cuda/kernel_params.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus::cuda_backend {
+namespace {
+
+void check_blas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS error during ") + what + ": " + cublasGetStatusString(status));
+}
+
+// cuBLAS handles are per device and must not be used by two threads at once: each thread
+// borrows one per device and returns it to a shared free list when it exits, so short-lived
+// threads do not leak handles (creating one costs milliseconds and some device memory).
+struct HandlePool {
+  std::mutex mutex;
+  std::vector<cublasHandle_t> free[kMaxDevices];
+};
+
+HandlePool& handle_pool() {
+  static HandlePool* pool = new HandlePool;  // never destroyed: threads may exit after main
+  return *pool;
+}
+
+struct ThreadHandles {
+  cublasHandle_t handles[kMaxDevices] = {};
+  ~ThreadHandles() {
+    HandlePool& pool = handle_pool();
+    std::lock_guard lock(pool.mutex);
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (handles[d]) pool.free[d].push_back(handles[d]);
+  }
+};
+
+cublasHandle_t handle_for(int device) {
+  thread_local ThreadHandles mine;
+  cublasHandle_t& h = mine.handles[device];
+  if (!h) {
+    HandlePool& pool = handle_pool();
+    {
+      std::lock_guard lock(pool.mutex);
+      if (!pool.free[device].empty()) {
+        h = pool.free[device].back();
+        pool.free[device].pop_back();
+      }
+    }
+    if (!h) {
+      activate(device);
+      check_blas(cublasCreate(&h), "cublasCreate");
+    }
+  }
+  return h;
+}
+
+cudaDataType_t data_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return CUDA_R_16F;
+    case DType::BFloat16: return CUDA_R_16BF;
+    case DType::Float64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+  }
+}
+
+// One operand as cuBLAS sees it: a column-major matrix, transposed or not, with its leading
+// dimension. Row-major Locus matrices are transposed column-major ones, so C = A @ B is
+// computed as C^T = B^T @ A^T with B as cuBLAS's first operand.
+struct BlasOperand {
+  const char* data;
+  cublasOperation_t op;
+  int64_t ld;
+  int64_t batch_stride;
+};
+
+// A row-major rows x cols matrix with element strides (row, col), as the column-major
+// cols x rows operand cuBLAS multiplies; false when neither stride is unit or the leading
+// dimension would be too small (broadcast rows), in which case the caller copies it first.
+bool as_operand(const char* data, int64_t batch_stride, int64_t row, int64_t col, int64_t rows, int64_t cols,
+                BlasOperand& out) {
+  if (col == 1 && (rows == 1 || row >= std::max<int64_t>(cols, 1))) {
+    out = {data, CUBLAS_OP_N, rows == 1 ? std::max<int64_t>(cols, 1) : row, batch_stride};
+    return true;
+  }
+  if (row == 1 && (cols == 1 || col >= std::max<int64_t>(rows, 1))) {
+    out = {data, CUBLAS_OP_T, cols == 1 ? std::max<int64_t>(rows, 1) : col, batch_stride};
+    return true;
+  }
+  return false;
+}
+
+// Lays a strided [batch, rows, cols] operand out contiguously in `buffer`.
+BlasOperand make_contiguous(const ops::MatmulArgs& g, const char* data, int64_t batch, int64_t batch_stride, int64_t row,
+                            int64_t col, int64_t rows, int64_t cols, detail::DataPtr& buffer, cudaStream_t stream) {
+  const auto item = static_cast<int64_t>(itemsize(g.dtype));
+  const Device device(DeviceType::CUDA, g.device);
+  buffer = runtime::allocator_for(device).allocate(static_cast<size_t>(batch * rows * cols * item),
+                                                   current_stream_id(g.device));
+  IterParams it;
+  it.ndim = 3, it.noperands = 2, it.numel = batch * rows * cols;
+  const int64_t shape[3] = {batch, rows, cols};
+  const int64_t dst[3] = {rows * cols * item, cols * item, item};
+  const int64_t src[3] = {batch_stride * item, row * item, col * item};
+  for (int d = 0; d < 3; ++d) it.shape[d] = shape[d], it.strides[0][d] = dst[d], it.strides[1][d] = src[d];
+  it.data[0] = static_cast<char*>(buffer.get());
+  it.data[1] = const_cast<char*>(data);
+  it.dtype[0] = it.dtype[1] = static_cast<DT>(g.dtype);
+  check(launch_copy(it, stream), "matmul operand copy");
+  return {static_cast<const char*>(buffer.get()), CUBLAS_OP_N, std::max<int64_t>(cols, 1), batch > 1 ? rows * cols : 0};
+}
+
+void int_matmul(const ops::MatmulArgs& g, cudaStream_t stream) {
+  IntMatmulParams p;
+  p.dtype = static_cast<DT>(g.dtype);
+  p.batch = g.batch, p.m = g.m, p.n = g.n, p.k = g.k;
+  p.a = g.a, p.a_batch = g.a_batch_stride, p.a_row = g.a_row, p.a_col = g.a_col;
+  p.b = g.b, p.b_batch = g.b_batch_stride, p.b_row = g.b_row, p.b_col = g.b_col;
+  p.c = g.c;
+  check(launch_int_matmul(p, stream), "matmul");
+}
+
+}  // namespace
+
+void matmul(const ops::MatmulArgs& g) {
+  activate(g.device);
+  cudaStream_t stream = current_native_stream(g.device);
+  if (!is_floating_point(g.dtype)) return int_matmul(g, stream);
+  const auto item = static_cast<int64_t>(itemsize(g.dtype));
+  if (g.k == 0) {  // an empty sum: zeros (all-zero bits are 0.0 in every float type)
+    check(cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.batch * g.m * g.n * item), stream), "matmul");
+    return;
+  }
+  const bool batched = g.batch > 1;
+  BlasOperand first, second;  // B^T and A^T
+  detail::DataPtr b_copy, a_copy;
+  if (!as_operand(g.b, batched ? g.b_batch_stride : 0, g.b_row, g.b_col, g.k, g.n, first))
+    first = make_contiguous(g, g.b, g.b_batch_stride ? g.batch : 1, g.b_batch_stride, g.b_row, g.b_col, g.k, g.n, b_copy,
+                            stream);
+  if (!as_operand(g.a, batched ? g.a_batch_stride : 0, g.a_row, g.a_col, g.m, g.k, second))
+    second = make_contiguous(g, g.a, g.a_batch_stride ? g.batch : 1, g.a_batch_stride, g.a_row, g.a_col, g.m, g.k, a_copy,
+                             stream);
+  cublasHandle_t handle = handle_for(g.device);
+  check_blas(cublasSetStream(handle, stream), "cublasSetStream");
+  const cudaDataType_t type = data_type(g.dtype);
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  if (g.dtype == DType::Float64) compute = CUBLAS_COMPUTE_64F;
+  else if (g.dtype == DType::Float32 && cuda::allow_tf32()) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  const float alpha_f = 1.f, beta_f = 0.f;
+  const double alpha_d = 1.0, beta_d = 0.0;
+  const void* alpha = g.dtype == DType::Float64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = g.dtype == DType::Float64 ? static_cast<const void*>(&beta_d) : &beta_f;
+  const auto n = static_cast<int>(g.n), m = static_cast<int>(g.m), k = static_cast<int>(g.k);
+  if (!batched) {
+    check_blas(cublasGemmEx(handle, first.op, second.op, n, m, k, alpha, first.data, type, static_cast<int>(first.ld),
+                            second.data, type, static_cast<int>(second.ld), beta, g.c, type, n, compute, CUBLAS_GEMM_DEFAULT),
+               "matmul (cublasGemmEx)");
+    return;
+  }
+  check_blas(cublasGemmStridedBatchedEx(handle, first.op, second.op, n, m, k, alpha, first.data, type,
+                                        static_cast<int>(first.ld), first.batch_stride, second.data, type,
+                                        static_cast<int>(second.ld), second.batch_stride, beta, g.c, type, n,
+                                        g.m * g.n, static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT),
+             "matmul (cublasGemmStridedBatchedEx)");
+}
+
+}  // namespace locus::cuda_backend

@@ -1,0 +1,315 @@
+// Sum, mean, max, min and argmax on CUDA.
+//
+// Note [CUDA reductions]
+// Each output is folded by a group of G threads: one thread when neighbouring outputs are
+// neighbours in memory (reducing an outer dim: threads of a warp then read consecutive
+// addresses), a warp or a whole block when the reduced dim is the fast one. When there are too
+// few outputs to fill the GPU, the reduced range is also split across blockIdx.y into partial
+// results in a workspace, which a second kernel folds: a full reduction of 2^28 floats runs
+// on every SM instead of one. Results are deterministic: no atomics, a fixed split and a fixed
+// folding order for a given shape and GPU. Floating sums accumulate in float (double for
+// float64), as PyTorch does; integer sums in int64.
+
+#include <algorithm>
+
+#include "src/backends/cuda/group_reduce.cuh"
+
+namespace locus::cuda_backend {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<compute_t<T>, double>, double,
+                                 std::conditional_t<is_float_v<T>, float, int64_t>>;
+
+/// Which threads fold what: outputs are `outputs` (row-major over the kept dims), each the fold
+/// of `reduce_numel` elements, split into `splits` chunks.
+struct Plan {
+  int group = 1;
+  int64_t outputs = 1, reduce_numel = 1, splits = 1, chunk = 1;
+};
+
+Plan make_plan(int64_t outputs, int64_t reduce_numel, bool reduce_dim_is_fast, int sm_count) {
+  Plan p;
+  p.outputs = outputs;
+  p.reduce_numel = reduce_numel;
+  p.group = !reduce_dim_is_fast ? 1 : reduce_numel >= 2048 ? kThreads : 32;
+  const int64_t target_threads = int64_t{std::max(sm_count, 1)} * 2048;
+  const int64_t threads = outputs * p.group;
+  const int64_t max_splits = std::max<int64_t>(1, reduce_numel / (int64_t{p.group} * 32));
+  p.splits = std::clamp<int64_t>(target_threads / std::max<int64_t>(threads, 1), 1, std::min<int64_t>(max_splits, 1024));
+  p.chunk = (reduce_numel + p.splits - 1) / p.splits;
+  p.splits = std::max<int64_t>(1, (reduce_numel + p.chunk - 1) / p.chunk);
+  return p;
+}
+
+dim3 grid_of(const Plan& p) {
+  const int64_t per_block = kThreads / p.group;
+  return dim3(static_cast<unsigned>((p.outputs + per_block - 1) / per_block), static_cast<unsigned>(p.splits));
+}
+
+// ---- sum and mean ---------------------------------------------------------------------------
+
+/// The input split into kept dims (row-major order of the output) and reduced dims, with
+/// byte strides; adjacent dims that walk memory as one are merged.
+struct SumLayout {
+  int nkept = 0, nred = 0;
+  int64_t kept_shape[kMaxDims], kept_stride[kMaxDims];
+  int64_t red_shape[kMaxDims], red_stride[kMaxDims];
+};
+
+void push_dim(int& n, int64_t* shape, int64_t* stride, int64_t size, int64_t st) {
+  if (n > 0 && stride[n - 1] == st * size) {
+    shape[n - 1] *= size;
+    stride[n - 1] = st;
+    return;
+  }
+  shape[n] = size;
+  stride[n] = st;
+  ++n;
+}
+
+SumLayout layout_of(const SumParams& p) {
+  SumLayout l;
+  for (int d = 0; d < p.ndim; ++d) {
+    if (p.out_strides[d] == 0) push_dim(l.nred, l.red_shape, l.red_stride, p.shape[d], p.in_strides[d]);
+    else push_dim(l.nkept, l.kept_shape, l.kept_stride, p.shape[d], p.in_strides[d]);
+  }
+  return l;
+}
+
+bool reduce_dim_is_fast(const SumLayout& l) {
+  if (l.nkept == 0) return true;
+  if (l.nred == 0) return false;
+  auto smallest = [](const int64_t* s, int n) {
+    int64_t m = INT64_MAX;
+    for (int i = 0; i < n; ++i) m = std::min(m, s[i] < 0 ? -s[i] : s[i]);
+    return m;
+  };
+  return smallest(l.red_stride, l.nred) <= smallest(l.kept_stride, l.nkept);
+}
+
+__device__ __forceinline__ int64_t offset_in(int64_t index, int n, const int64_t* shape, const int64_t* stride) {
+  if (n == 1) return index * stride[0];
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; --d) {
+    off += (index % shape[d]) * stride[d];
+    index /= shape[d];
+  }
+  return off;
+}
+
+template <class A>
+__device__ __forceinline__ void store_result(char* out, DT dt, int64_t o, A v) {
+  LOCUS_CUDA_DISPATCH(dt, reinterpret_cast<scalar_t*>(out)[o] = convert<scalar_t>(v));
+}
+
+template <class T, int G>
+__global__ void __launch_bounds__(kThreads) sum_kernel(SumLayout l, Plan plan, const char* in, char* out, DT out_dt,
+                                                       bool mean, acc_t<T>* partial) {
+  using A = acc_t<T>;
+  __shared__ SumValue<A> scratch[32];
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / G) + threadIdx.x / G;
+  const int lane = threadIdx.x % G;
+  const bool active = o < plan.outputs;
+  A acc = 0;
+  if (active) {
+    const char* base = in + offset_in(o, l.nkept, l.kept_shape, l.kept_stride);
+    const int64_t begin = blockIdx.y * plan.chunk;
+    const int64_t end = std::min(begin + plan.chunk, plan.reduce_numel);
+    for (int64_t r = begin + lane; r < end; r += G)
+      acc += static_cast<A>(load(reinterpret_cast<const T*>(base + offset_in(r, l.nred, l.red_shape, l.red_stride))));
+  }
+  const SumValue<A> total = group_reduce<G>(SumValue<A>{acc}, [](SumValue<A> a, SumValue<A> b) { return SumValue<A>{a.v + b.v}; },
+                                            scratch);
+  if (!active || lane != 0) return;
+  if (partial) {
+    partial[blockIdx.y * plan.outputs + o] = total.v;
+  } else if (mean) {
+    store_result(out, out_dt, o, static_cast<double>(total.v) / static_cast<double>(plan.reduce_numel));
+  } else {
+    store_result(out, out_dt, o, total.v);
+  }
+}
+
+// Folds the per-split partials: one warp per output.
+template <class A>
+__global__ void __launch_bounds__(kThreads) sum_finish_kernel(Plan plan, const A* partial, char* out, DT out_dt, bool mean) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (o >= plan.outputs) return;
+  A acc = 0;
+  for (int64_t s = lane; s < plan.splits; s += 32) acc += partial[s * plan.outputs + o];
+  acc = group_reduce<32>(SumValue<A>{acc}, [](SumValue<A> a, SumValue<A> b) { return SumValue<A>{a.v + b.v}; }, nullptr).v;
+  if (lane != 0) return;
+  if (mean) store_result(out, out_dt, o, static_cast<double>(acc) / static_cast<double>(plan.reduce_numel));
+  else store_result(out, out_dt, o, acc);
+}
+
+Plan sum_plan(const SumParams& p, int sm_count) {
+  const SumLayout l = layout_of(p);
+  return make_plan(p.out_numel, p.reduce_numel, reduce_dim_is_fast(l), sm_count);
+}
+
+template <class T>
+cudaError_t sum_typed(const SumParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+  using A = acc_t<T>;
+  const SumLayout l = layout_of(p);
+  const Plan plan = make_plan(p.out_numel, p.reduce_numel, reduce_dim_is_fast(l), sm_count);
+  A* partial = plan.splits > 1 ? static_cast<A*>(workspace) : nullptr;
+  const dim3 grid = grid_of(plan);
+  switch (plan.group) {
+    case 1: sum_kernel<T, 1><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
+    case 32: sum_kernel<T, 32><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
+    default: sum_kernel<T, kThreads><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
+  }
+  if (partial) {
+    const auto blocks = static_cast<unsigned>((plan.outputs + kThreads / 32 - 1) / (kThreads / 32));
+    sum_finish_kernel<A><<<blocks, kThreads, 0, stream>>>(plan, partial, p.out_ptr, p.out, p.mean);
+  }
+  return cudaGetLastError();
+}
+
+// ---- max, min, argmax -----------------------------------------------------------------------
+
+template <class C>
+struct Best {
+  C v;
+  int64_t i;  ///< -1: nothing seen yet
+  __device__ Best shuffled_down(int d) const { return {shfl_down(v, d), shfl_down(i, d)}; }
+  __device__ static Best identity_like(const Best& b) { return {b.v, -1}; }
+};
+
+/// True when a should win over b: NaN first (as PyTorch), then the larger (smaller for min)
+/// value, then the lower index, so ties resolve to the first occurrence.
+template <class C>
+__device__ __forceinline__ bool wins(bool is_min, const Best<C>& a, const Best<C>& b) {
+  if (a.i < 0) return false;
+  if (b.i < 0) return true;
+  if constexpr (std::is_floating_point_v<C>) {
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) return an && (!bn || a.i < b.i);
+  }
+  if (a.v == b.v) return a.i < b.i;
+  return is_min ? a.v < b.v : a.v > b.v;
+}
+
+template <class T, int G>
+__global__ void __launch_bounds__(kThreads) extreme_kernel(ExtremeParams p, Plan plan, Best<compute_t<T>>* partial) {
+  using C = compute_t<T>;
+  __shared__ Best<C> scratch[32];
+  const bool is_min = p.op == ops::OpId::Min;
+  const int64_t q = static_cast<int64_t>(blockIdx.x) * (kThreads / G) + threadIdx.x / G;
+  const int lane = threadIdx.x % G;
+  const bool active = q < plan.outputs;
+  Best<C> best{C(0), -1};
+  if (active) {
+    const int64_t o = q / p.inner, i = q % p.inner;
+    const T* in = reinterpret_cast<const T*>(p.in) + o * p.dim * p.inner + i;
+    const int64_t begin = blockIdx.y * plan.chunk;
+    const int64_t end = std::min(begin + plan.chunk, plan.reduce_numel);
+    for (int64_t r = begin + lane; r < end; r += G) {
+      const Best<C> cand{load(in + r * p.inner), r};
+      if (wins(is_min, cand, best)) best = cand;
+    }
+  }
+  best = group_reduce<G>(best, [is_min](Best<C> a, Best<C> b) { return wins(is_min, b, a) ? b : a; }, scratch);
+  if (!active || lane != 0) return;
+  if (partial) {
+    partial[blockIdx.y * plan.outputs + q] = best;
+    return;
+  }
+  if (p.values) reinterpret_cast<T*>(p.values)[q] = convert<T>(best.v);
+  if (p.indices) p.indices[q] = best.i;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) extreme_finish_kernel(ExtremeParams p, Plan plan, const Best<compute_t<T>>* partial) {
+  using C = compute_t<T>;
+  const bool is_min = p.op == ops::OpId::Min;
+  const int64_t q = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (q >= plan.outputs) return;
+  Best<C> best{C(0), -1};
+  for (int64_t s = lane; s < plan.splits; s += 32) {
+    const Best<C> cand = partial[s * plan.outputs + q];
+    if (wins(is_min, cand, best)) best = cand;
+  }
+  best = group_reduce<32>(best, [is_min](Best<C> a, Best<C> b) { return wins(is_min, b, a) ? b : a; }, nullptr);
+  if (lane != 0) return;
+  if (p.values) reinterpret_cast<T*>(p.values)[q] = convert<T>(best.v);
+  if (p.indices) p.indices[q] = best.i;
+}
+
+Plan extreme_plan(const ExtremeParams& p, int sm_count) {
+  return make_plan(p.outer * p.inner, p.dim, p.inner == 1, sm_count);
+}
+
+template <class T>
+cudaError_t extreme_typed(const ExtremeParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+  using C = compute_t<T>;
+  const Plan plan = extreme_plan(p, sm_count);
+  auto* partial = plan.splits > 1 ? static_cast<Best<C>*>(workspace) : nullptr;
+  const dim3 grid = grid_of(plan);
+  switch (plan.group) {
+    case 1: extreme_kernel<T, 1><<<grid, kThreads, 0, stream>>>(p, plan, partial); break;
+    case 32: extreme_kernel<T, 32><<<grid, kThreads, 0, stream>>>(p, plan, partial); break;
+    default: extreme_kernel<T, kThreads><<<grid, kThreads, 0, stream>>>(p, plan, partial); break;
+  }
+  if (partial) {
+    const auto blocks = static_cast<unsigned>((plan.outputs + kThreads / 32 - 1) / (kThreads / 32));
+    extreme_finish_kernel<T><<<blocks, kThreads, 0, stream>>>(p, plan, partial);
+  }
+  return cudaGetLastError();
+}
+
+size_t acc_size(DT dt) {
+  size_t n = 0;
+  LOCUS_CUDA_DISPATCH(dt, n = sizeof(acc_t<scalar_t>));
+  return n;
+}
+
+}  // namespace
+
+size_t sum_workspace_bytes(const SumParams& p, int sm_count) {
+  if (p.out_numel == 0 || p.reduce_numel == 0) return 0;
+  const Plan plan = sum_plan(p, sm_count);
+  return plan.splits > 1 ? static_cast<size_t>(plan.splits * plan.outputs) * acc_size(p.in) : 0;
+}
+
+cudaError_t launch_sum(const SumParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+  if (p.out_numel == 0) return cudaSuccess;
+  if (p.reduce_numel == 0) {  // an empty sum is 0 (a mean of nothing is NaN, as 0/0)
+    cudaError_t err = cudaErrorInvalidValue;
+    LOCUS_CUDA_DISPATCH(p.out, {
+      IterParams it;
+      it.ndim = 1, it.noperands = 1, it.numel = p.out_numel, it.shape[0] = p.out_numel;
+      it.strides[0][0] = sizeof(scalar_t), it.data[0] = p.out_ptr, it.dtype[0] = p.out;
+      ScalarArg v;
+      v.f = p.mean ? __builtin_nan("") : 0.0;
+      err = launch_fill(it, v, stream);
+    });
+    return err;
+  }
+  cudaError_t err = cudaErrorInvalidValue;
+  LOCUS_CUDA_DISPATCH(p.in, err = sum_typed<scalar_t>(p, workspace, sm_count, stream));
+  return err;
+}
+
+size_t extreme_workspace_bytes(const ExtremeParams& p, int sm_count) {
+  const Plan plan = extreme_plan(p, sm_count);
+  if (plan.splits <= 1) return 0;
+  size_t item = 0;
+  LOCUS_CUDA_DISPATCH(p.dtype, item = sizeof(Best<compute_t<scalar_t>>));
+  return static_cast<size_t>(plan.splits * plan.outputs) * item;
+}
+
+cudaError_t launch_extreme(const ExtremeParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+  if (p.outer * p.inner == 0 || p.dim == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  LOCUS_CUDA_DISPATCH(p.dtype, err = extreme_typed<scalar_t>(p, workspace, sm_count, stream));
+  return err;
+}
+
+}  // namespace locus::cuda_backend

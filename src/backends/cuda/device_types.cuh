@@ -1,0 +1,142 @@
+#pragma once
+// Device-side element types: storage type, compute type (half and bfloat16 compute in float,
+// as PyTorch's opmath does), conversions, the strided offset walk and the dtype switch.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "src/backends/cuda/kernel_params.h"
+
+namespace locus::cuda_backend {
+
+template <class T>
+struct Compute {
+  using type = T;
+};
+template <>
+struct Compute<__half> {
+  using type = float;
+};
+template <>
+struct Compute<__nv_bfloat16> {
+  using type = float;
+};
+/// The type arithmetic on T happens in.
+template <class T>
+using compute_t = typename Compute<T>::type;
+
+template <class T>
+inline constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
+
+/// Reads a T as its compute type.
+template <class T>
+__device__ __forceinline__ compute_t<T> load(const T* p) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(*p);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(*p);
+  else return *p;
+}
+
+/// Converts any arithmetic value to T with C++ cast semantics (round to nearest for floats).
+template <class T, class V>
+__host__ __device__ __forceinline__ T convert(V v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    if constexpr (std::is_same_v<V, double>) return __double2half(v);
+    else return __float2half_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<V, double>) return __double2bfloat16(v);
+    else return __float2bfloat16_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != V(0);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void store(T* p, compute_t<T> v) {
+  *p = convert<T>(v);
+}
+
+/// The value of a scalar argument in compute type C (host side, passed to a kernel).
+template <class C>
+C host_value(ScalarArg s) {
+  if constexpr (std::is_floating_point_v<C>) return static_cast<C>(s.f);
+  else if constexpr (std::is_same_v<C, bool>) return s.i != 0;
+  else return static_cast<C>(s.i);
+}
+
+/// Byte offsets of each operand for a linear index over a row-major shape.
+template <int N>
+struct Offsets {
+  int64_t off[N];
+};
+
+template <int N>
+__device__ __forceinline__ Offsets<N> offsets_of(const IterParams& p, int64_t linear) {
+  Offsets<N> o;
+  if (p.ndim == 1) {  // the common broadcast case: no division at all
+#pragma unroll
+    for (int k = 0; k < N; ++k) o.off[k] = linear * p.strides[k][0];
+    return o;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) o.off[k] = 0;
+  for (int d = p.ndim - 1; d >= 0; --d) {
+    const int64_t size = p.shape[d];
+    const int64_t i = linear % size;
+    linear /= size;
+#pragma unroll
+    for (int k = 0; k < N; ++k) o.off[k] += i * p.strides[k][d];
+  }
+  return o;
+}
+
+/// Threads per block for elementwise kernels and elements each thread handles.
+inline constexpr int kBlock = 256;
+inline constexpr int kPerThread = 4;
+
+inline unsigned blocks_for(int64_t n, int64_t per_block) {
+  const int64_t b = (n + per_block - 1) / per_block;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 0x7fffffff ? 0x7fffffff : b));
+}
+
+/// True when `p` is aligned for a vector of kPerThread elements of T.
+template <class T>
+inline bool vector_aligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPerThread) == 0;
+}
+
+/// kPerThread elements loaded or stored as one memory transaction.
+template <class T>
+struct alignas(sizeof(T) * kPerThread) Pack {
+  T v[kPerThread];
+};
+
+}  // namespace locus::cuda_backend
+
+/// Runs BODY with `scalar_t` bound to the device storage type of DT value `dt`.
+#define LOCUS_CUDA_DISPATCH(dt, ...)                                                              \
+  switch (dt) {                                                                                   \
+    case ::locus::cuda_backend::DT::Bool: { using scalar_t = bool; __VA_ARGS__; } break;           \
+    case ::locus::cuda_backend::DT::UInt8: { using scalar_t = uint8_t; __VA_ARGS__; } break;       \
+    case ::locus::cuda_backend::DT::Int8: { using scalar_t = int8_t; __VA_ARGS__; } break;         \
+    case ::locus::cuda_backend::DT::Int32: { using scalar_t = int32_t; __VA_ARGS__; } break;       \
+    case ::locus::cuda_backend::DT::Int64: { using scalar_t = int64_t; __VA_ARGS__; } break;       \
+    case ::locus::cuda_backend::DT::Float16: { using scalar_t = __half; __VA_ARGS__; } break;      \
+    case ::locus::cuda_backend::DT::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break; \
+    case ::locus::cuda_backend::DT::Float32: { using scalar_t = float; __VA_ARGS__; } break;       \
+    case ::locus::cuda_backend::DT::Float64: { using scalar_t = double; __VA_ARGS__; } break;      \
+  }
+
+/// The floating types only.
+#define LOCUS_CUDA_DISPATCH_FLOAT(dt, ...)                                                        \
+  switch (dt) {                                                                                   \
+    case ::locus::cuda_backend::DT::Float16: { using scalar_t = __half; __VA_ARGS__; } break;      \
+    case ::locus::cuda_backend::DT::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break; \
+    case ::locus::cuda_backend::DT::Float32: { using scalar_t = float; __VA_ARGS__; } break;       \
+    case ::locus::cuda_backend::DT::Float64: { using scalar_t = double; __VA_ARGS__; } break;      \
+    default: break;                                                                               \
+  }
