@@ -4,60 +4,21 @@
 // than Google Benchmark, whose statistics differ.
 //   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,convert]
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <functional>
-#include <set>
 #include <string>
-#include <vector>
 
+#include "bench/bench_harness.h"
 #include "locus/locus.h"
 
 using namespace locus;
+using bench::gbps;
+using bench::ms;
+using bench::us;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-struct Result {
-  std::string name, unit;
-  double median, min, max;
-  int n;
-};
-std::vector<Result> g_results;
-
-// body(n) runs the op n times; conv turns seconds per op into the reported unit.
-void run(const std::string& name, const std::function<void(long)>& body, const std::string& unit,
-         const std::function<double(double)>& conv, int samples = 15, double target = 0.02) {
-  body(1);
-  body(1);
-  long n = 1;
-  for (;;) {
-    const double t0 = now();
-    body(n);
-    const double dt = now() - t0;
-    if (dt >= target || n >= (1L << 24)) break;
-    n = dt > 1e-4 ? std::max(n * 2, static_cast<long>(n * target / dt * 1.1)) : n * 10;
-  }
-  std::vector<double> v;
-  for (int s = 0; s < samples; ++s) {
-    const double t0 = now();
-    body(n);
-    v.push_back(conv((now() - t0) / static_cast<double>(n)));
-  }
-  std::sort(v.begin(), v.end());
-  const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  g_results.push_back({name, unit, med, v.front(), v.back(), samples});
-  std::printf("%-32s %12.3f %-8s (min %.3f, max %.3f)\n", name.c_str(), med, unit.c_str(), v.front(), v.back());
-  std::fflush(stdout);
-}
-
-auto us = [](double s) { return s * 1e6; };
-auto ms = [](double s) { return s * 1e3; };
-auto gbps(double bytes) { return [bytes](double s) { return bytes / s / 1e9; }; }
-auto gflops(double flop) { return [flop](double s) { return flop / s / 1e9; }; }
+bench::Harness g_bench;
+auto gflops(double flop) { return bench::flops(flop, 1e9); }
+template <class... A>
+void run(A&&... args) { g_bench.run(std::forward<A>(args)...); }
 
 void overhead() {
   for (int64_t n : {1, 1000}) {
@@ -130,34 +91,10 @@ void convert() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json;
-  std::set<std::string> only = {"overhead", "matmul", "elementwise", "convert"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json" && i + 1 < argc) json = argv[++i];
-    else if (arg == "--only" && i + 1 < argc) {
-      only.clear();
-      std::string list = argv[++i];
-      size_t p = 0;
-      while (p != std::string::npos) {
-        const size_t q = list.find(',', p);
-        only.insert(list.substr(p, q == std::string::npos ? q : q - p));
-        p = q == std::string::npos ? q : q + 1;
-      }
-    }
-  }
-  if (only.count("overhead")) overhead();
-  if (only.count("matmul")) matmul_group();
-  if (only.count("elementwise")) elementwise();
-  if (only.count("convert")) convert();
-  if (!json.empty()) {
-    std::ofstream os(json);
-    os << "{\"impl\": \"locus\", \"meta\": {\"version\": \"" << version() << "\"}, \"results\": [";
-    for (size_t i = 0; i < g_results.size(); ++i) {
-      const Result& r = g_results[i];
-      os << (i ? ", " : "") << "{\"name\": \"" << r.name << "\", \"unit\": \"" << r.unit << "\", \"median\": " << r.median
-         << ", \"min\": " << r.min << ", \"max\": " << r.max << ", \"n\": " << r.n << ", \"note\": \"\"}";
-    }
-    os << "]}\n";
-  }
+  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "convert"});
+  if (opt.wants("overhead")) overhead();
+  if (opt.wants("matmul")) matmul_group();
+  if (opt.wants("elementwise")) elementwise();
+  if (opt.wants("convert")) convert();
+  if (!opt.json.empty()) g_bench.write_json(opt.json, "locus", std::string("{\"version\": \"") + version() + "\"}");
 }

@@ -1,0 +1,139 @@
+// GPU benchmarks with the names and JSON layout of ../shared/bench/README.md (the gpu_ rows of
+// torch_gpu_bench.py), so compare.py sets them beside PyTorch run on the same machine in the
+// same call (scripts/gpu-check.sh does both).
+//   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead]
+// The mlp group arrives with the training stack; it is listed in meta.skipped until then.
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_harness.h"
+#include "locus/locus.h"
+
+using namespace locus;
+using bench::gbps;
+using bench::ms;
+using bench::us;
+namespace {
+
+const Device kGpu("cuda:0");
+bench::Harness g_bench([] { cuda::synchronize(); });
+template <class... A>
+void run(A&&... args) { g_bench.run(std::forward<A>(args)...); }
+
+void copy_group() {
+  const int64_t n = int64_t{1} << 28;  // 1 GiB of float32
+  Tensor src = randn({n}, kGpu), dst = empty({n}, kGpu);
+  run("gpu_copy_d2d_1G", [&](long k) { for (long i = 0; i < k; ++i) dst.copy_(src); }, "GB/s", gbps(8.0 * n), 11);
+}
+
+void ew_group() {
+  const int64_t n = int64_t{1} << 28;
+  const double f = static_cast<double>(n);
+  Tensor a = randn({n}, kGpu), b = randn({n}, kGpu), c = randn({n}, kGpu), out = empty({n}, kGpu);
+  run("gpu_ew_add_256M_out", [&](long k) { for (long i = 0; i < k; ++i) add_out(out, a, b); }, "GB/s", gbps(12 * f), 11);
+  run("gpu_ew_add_256M_alloc", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = a + b; } }, "GB/s", gbps(12 * f), 11);
+  run("gpu_ew_relu_256M_out", [&](long k) { for (long i = 0; i < k; ++i) relu_out(out, a); }, "GB/s", gbps(8 * f), 11);
+  run("gpu_ew_fma_relu_256M_prealloc", [&](long k) {
+    for (long i = 0; i < k; ++i) {
+      mul_out(out, a, b);
+      add_out(out, out, c);
+      out.relu_();
+    }
+  }, "GB/s", gbps(16 * f), 11, 0.02, "three kernels (ideal fused traffic counted, as on the PyTorch side)");
+  run("gpu_reduce_sum_256M", [&](long k) { for (long i = 0; i < k; ++i) { Tensor s = a.sum(); } }, "GB/s", gbps(4 * f), 11);
+  Tensor half = empty({n}, TensorOptions().dtype(kBFloat16).device(kGpu));
+  run("gpu_to_bf16_256M_out", [&](long k) { for (long i = 0; i < k; ++i) half.copy_(a); }, "GB/s", gbps(6 * f), 11);
+  a = b = c = out = half = Tensor();
+  Tensor x = randn({8192, 8192}, kGpu);
+  run("gpu_softmax_8192x8192", [&](long k) { for (long i = 0; i < k; ++i) { Tensor s = softmax(x, 1); } }, "GB/s",
+      gbps(8.0 * 8192 * 8192), 11);
+}
+
+void mm_group() {
+  struct Kind { const char* name; DType dtype; bool tf32; };
+  for (const Kind& kind : {Kind{"fp32", kFloat32, false}, Kind{"tf32", kFloat32, true}, Kind{"bf16", kBFloat16, false},
+                           Kind{"fp16", kFloat16, false}}) {
+    cuda::set_allow_tf32(kind.tf32);
+    for (int64_t n : {1024, 2048, 4096, 8192}) {
+      // Rotating input sets larger than L2, so each product reads its operands from memory.
+      const int64_t bytes = n * n * static_cast<int64_t>(itemsize(kind.dtype));
+      const int sets = static_cast<int>(std::max<int64_t>(1, (int64_t{4} * 50 * 1024 * 1024 + 2 * bytes - 1) / (2 * bytes)));
+      std::vector<Tensor> as, bs;
+      for (int s = 0; s < sets; ++s) {
+        as.push_back(randn({n, n}, TensorOptions().dtype(kind.dtype).device(kGpu)));
+        bs.push_back(randn({n, n}, TensorOptions().dtype(kind.dtype).device(kGpu)));
+      }
+      Tensor c = empty({n, n}, TensorOptions().dtype(kind.dtype).device(kGpu));
+      run(std::string("gpu_mm_") + kind.name + "_" + std::to_string(n),
+          [&](long k) { for (long i = 0; i < k; ++i) mm_out(c, as[static_cast<size_t>(i % sets)], bs[static_cast<size_t>(i % sets)]); },
+          "TFLOP/s", bench::flops(2.0 * n * n * n, 1e12), 11, 0.05);
+    }
+  }
+  cuda::set_allow_tf32(false);
+}
+
+void transfer_group() {
+  const int64_t n = int64_t{1} << 26;  // 256 MiB of float32
+  const double bytes = 4.0 * n;
+  Tensor dev = randn({n}, kGpu);
+  Tensor pinned = empty({n}, TensorOptions().pinned_memory(true)), pageable = empty({n});
+  pinned.fill_(1.f), pageable.fill_(1.f);
+  run("gpu_h2d_pinned_256M", [&](long k) { for (long i = 0; i < k; ++i) dev.copy_(pinned, true); }, "GB/s", gbps(bytes), 11);
+  run("gpu_h2d_pageable_256M", [&](long k) { for (long i = 0; i < k; ++i) dev.copy_(pageable); }, "GB/s", gbps(bytes), 11);
+  run("gpu_d2h_pinned_256M", [&](long k) {
+    for (long i = 0; i < k; ++i) pinned.copy_(dev, true);
+    (void)pinned.data_ptr<float>()[0];  // the host waits for the last copy, as torch.cuda.synchronize does
+  }, "GB/s", gbps(bytes), 11);
+  run("gpu_d2h_pageable_256M", [&](long k) { for (long i = 0; i < k; ++i) pageable.copy_(dev); }, "GB/s", gbps(bytes), 11);
+}
+
+void alloc_group() {
+  for (int64_t n : {int64_t{1} << 20, int64_t{1} << 26}) {
+    { Tensor warm = empty({n}, kGpu); }
+    run(std::string("gpu_alloc_free_") + (n == (1 << 20) ? "1M" : "64M"),
+        [&](long k) { for (long i = 0; i < k; ++i) { Tensor t = empty({n}, kGpu); } }, "us", us, 15);
+  }
+  // empty_cache releasing 16 cached 64 MiB segments; the refill is outside the timed call.
+  std::vector<double> samples;
+  for (int s = 0; s < 11; ++s) {
+    {
+      std::vector<Tensor> keep;
+      for (int i = 0; i < 16; ++i) keep.push_back(empty({int64_t{1} << 24}, kGpu));
+    }
+    cuda::synchronize();
+    const double t0 = bench::now();
+    cuda::empty_cache();
+    samples.push_back(ms(bench::now() - t0));
+  }
+  g_bench.record("gpu_empty_cache_ms", "ms", samples, "host-timed calls releasing 16 x 64 MiB");
+}
+
+void overhead_group() {
+  Tensor a = randn({1}, kGpu), b = randn({1}, kGpu), out = empty({1}, kGpu);
+  run("gpu_add_1_launch", [&](long k) { for (long i = 0; i < k; ++i) { Tensor c = a + b; } }, "us", us, 15, 0.01);
+  run("gpu_add_1_launch_out", [&](long k) { for (long i = 0; i < k; ++i) add_out(out, a, b); }, "us", us, 15, 0.01);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda::is_available()) {
+    std::fprintf(stderr, "locus_gpu_bench: no GPU: %s\n", cuda::unavailable_reason().c_str());
+    return 1;
+  }
+  const bench::Options opt(argc, argv, {"copy", "ew", "mm", "transfer", "alloc", "overhead"});
+  if (opt.wants("copy")) copy_group();
+  if (opt.wants("ew")) ew_group();
+  if (opt.wants("mm")) mm_group();
+  if (opt.wants("transfer")) transfer_group();
+  if (opt.wants("alloc")) alloc_group();
+  if (opt.wants("overhead")) overhead_group();
+  const cuda::DeviceProperties p = cuda::get_device_properties(0);
+  std::string meta = "{\"version\": \"" + std::string(version()) + "\", \"device\": \"" + p.name + "\", \"capability\": \"" +
+                     std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sm_count\": " +
+                     std::to_string(p.multi_processor_count) + ", \"driver\": \"" + cuda::driver_version() +
+                     "\", \"runtime\": \"" + cuda::runtime_version() +
+                     "\", \"skipped\": [\"mlp: the training stack is not built yet\"]}";
+  if (!opt.json.empty()) g_bench.write_json(opt.json, "locus-gpu", meta);
+}
