@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Run HERE (the build machine), before scripts/gpu-check.sh runs on the GPU machine.
+# Builds Locus with the CUDA backend as a shared library (one copy of the kernels instead of
+# one per binary), gathers the binaries, the shared libraries they need that the GPU machine's
+# image lacks (OpenBLAS and its Fortran runtime; cuBLAS is there with the CUDA toolkit), and
+# the PyTorch side of the benchmarks from ../shared/bench, into .gpu/pack.tar.xz (git-ignored).
+# Then: device run with carry [".gpu"] and the command "scripts/gpu-check.sh".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh gpu-pack
+build=build/gpu-pack
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,lib,tests,examples,bench}
+cp "$build"/bin/locus "$stage"/bin/
+cp "$build"/tests/locus_tests "$stage"/tests/
+cp "$build"/examples/example_* "$stage"/examples/
+cp "$build"/bench/locus_gpu_bench "$stage"/bench/
+cp "$build"/liblocus.so* "$stage"/lib/
+# Every non-system library the binaries load, except the CUDA ones the GPU machine provides.
+for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus.so; do
+  ldd "$f" | awk '/=> \// {print $3}'
+done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart' |
+  while read -r lib; do cp -L "$lib" "$stage"/lib/; done
+strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$stage"/bench/* "$stage"/lib/* 2>/dev/null || true
+shared=../shared/bench
+[ -d "$shared" ] || shared=shared/bench
+cp "$shared"/torch_gpu_bench.py "$shared"/compare.py "$stage"/bench/
+mkdir -p .gpu
+tar -C "$stage" -cf - . | xz -T2 -6 > .gpu/pack.tar.xz
+echo "packed $(du -h .gpu/pack.tar.xz | cut -f1) into .gpu/pack.tar.xz (carry .gpu)"
