@@ -118,7 +118,20 @@ __global__ void __launch_bounds__(kThreads) sum_kernel(SumLayout l, Plan plan, c
     const char* base = in + offset_in(o, l.nkept, l.kept_shape, l.kept_stride);
     const int64_t begin = blockIdx.y * plan.chunk;
     const int64_t end = std::min(begin + plan.chunk, plan.reduce_numel);
-    for (int64_t r = begin + lane; r < end; r += G)
+    int64_t r = begin + lane;
+    if (l.nred == 1) {
+      // One reduced dim (the usual case): four independent loads in flight per thread.
+      const int64_t st = l.red_stride[0];
+      A a1 = 0, a2 = 0, a3 = 0;
+      for (; r + 3 * G < end; r += 4 * G) {
+        acc += static_cast<A>(load(reinterpret_cast<const T*>(base + r * st)));
+        a1 += static_cast<A>(load(reinterpret_cast<const T*>(base + (r + G) * st)));
+        a2 += static_cast<A>(load(reinterpret_cast<const T*>(base + (r + 2 * G) * st)));
+        a3 += static_cast<A>(load(reinterpret_cast<const T*>(base + (r + 3 * G) * st)));
+      }
+      acc += a1 + a2 + a3;
+    }
+    for (; r < end; r += G)
       acc += static_cast<A>(load(reinterpret_cast<const T*>(base + offset_in(r, l.nred, l.red_shape, l.red_stride))));
   }
   const SumValue<A> total = group_reduce<G>(SumValue<A>{acc}, [](SumValue<A> a, SumValue<A> b) { return SumValue<A>{a.v + b.v}; },
