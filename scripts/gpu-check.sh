@@ -44,7 +44,7 @@ grep '^\[  SKIPPED \].*(' "$out/tests.log" | head -5
 # 2. compute-sanitizer memcheck over the CUDA tests (value suites on cuda included).
 if command -v compute-sanitizer >/dev/null; then
   compute-sanitizer --tool memcheck --error-exitcode 9 "$pack"/tests/locus_tests \
-    --gtest_filter='Cuda*:*cuda*' > "$out/memcheck.log" 2>&1
+    --gtest_filter='Cuda*:*/cuda_0' > "$out/memcheck.log" 2>&1
   mc_rc=$?
   row "memcheck" "rc $mc_rc, $(grep -c 'Invalid\|Error' "$out/memcheck.log") error lines"
   tail -n 5 "$out/memcheck.log"

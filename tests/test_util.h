@@ -18,6 +18,14 @@ inline std::vector<std::string> value_devices() {
   return d;
 }
 
+/// Test-name suffix for a device parameter ("cuda:0" -> "cuda_0"), so filters can pick a device.
+inline std::string device_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (c == ':') c = '_';
+  return name;
+}
+
 /// Base of the value suites parametrised by device name (instantiate with value_devices()).
 class OnEachDevice : public ::testing::TestWithParam<std::string> {
  protected:

@@ -129,7 +129,8 @@ TEST_P(Elementwise, WhereAndComparisons) {
   EXPECT_THROW(where(a, a, b), DTypeError);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Elementwise, ::testing::ValuesIn(testing::value_devices()));
+INSTANTIATE_TEST_SUITE_P(Devices, Elementwise, ::testing::ValuesIn(testing::value_devices()),
+                         testing::device_test_name);
 
 }  // namespace
 }  // namespace locus

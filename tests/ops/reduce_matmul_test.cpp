@@ -133,7 +133,8 @@ TEST_P(Numeric, ViewsShareMemory) {
   EXPECT_TRUE(v.narrow(0, 1, 2).shares_storage(x));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Numeric, ::testing::ValuesIn(testing::value_devices()));
+INSTANTIATE_TEST_SUITE_P(Devices, Numeric, ::testing::ValuesIn(testing::value_devices()),
+                         testing::device_test_name);
 
 }  // namespace
 }  // namespace locus
