@@ -118,9 +118,11 @@ class Tensor {
   template <class T>
   std::vector<T> to_vector() const;
   /// Raw pointer to the first element on the tensor's own device. DTypeError if T mismatches.
+  /// Waits first for a non-blocking copy still using the memory, so the pointer is safe to use.
   template <class T>
   T* data_ptr() const;
-  /// Untyped pointer to the first element on the tensor's own device.
+  /// Untyped pointer to the first element on the tensor's own device; does not wait for
+  /// pending copies (for passing to libraries that order work themselves).
   void* data_ptr() const { return impl()->data(); }
 
   // ---- autograd-facing ------------------------------------------------------------------

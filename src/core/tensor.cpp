@@ -67,6 +67,9 @@ template <class T>
 T* Tensor::data_ptr() const {
   if (dtype() != dtype_of<T>())
     throw DTypeError("data_ptr<" + std::string(dtype_name(dtype_of<T>())) + ">() called on a " + std::string(dtype_name(dtype())) + " tensor");
+  // Handing the host a pointer is a host access: a non-blocking copy into or out of this
+  // memory lands first (Note [Host reads wait]).
+  impl()->storage()->wait_for_pending_work();
   return static_cast<T*>(impl()->data());
 }
 
