@@ -2,9 +2,10 @@
 // accelerator this machine has (sim devices when there is no GPU).
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const DeviceType type = cuda::device_count() >= 3 ? DeviceType::CUDA : DeviceType::Sim;
   if (type == DeviceType::Sim && sim::device_count() < 3) {

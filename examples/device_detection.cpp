@@ -1,9 +1,10 @@
 // Seeds 000/002/003/004: detect devices and pick one (torch.cuda.is_available() and friends).
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   std::cout << "cuda available: " << std::boolalpha << cuda::is_available() << "\n";  // torch.cuda.is_available()
   std::cout << "cuda devices:   " << cuda::device_count() << "\n";                      // torch.cuda.device_count()

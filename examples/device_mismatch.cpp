@@ -1,9 +1,10 @@
 // Seeds 000/001/002: operands on different devices fail with a clear error; the fix is a move.
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const Device device = best_device().is_cpu() ? Device("sim:0") : best_device();
   const Tensor x_cpu = tensor({1.0f, 2.0f});

@@ -1,9 +1,10 @@
 // Seed 000: torch.device objects and creating tensors on a device.
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const Device cpu_device("cpu");   // torch.device('cpu')
   const Device cuda1("cuda:1");     // torch.device('cuda:1'): parsed now, checked when used

@@ -1,9 +1,10 @@
 // Seeds 000/004: to host memory (.numpy() becomes to_vector), .cpu() first, .detach() first.
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const Device device = best_device().is_cpu() ? Device("sim:0") : best_device();
   const Tensor x_dev = randn({3, 3}).to(device);

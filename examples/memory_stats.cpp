@@ -1,9 +1,10 @@
 // Seed 002: memory_allocated / memory_reserved / total memory / empty_cache.
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const Device device = best_device().is_cpu() ? Device("sim:0") : best_device();
   {

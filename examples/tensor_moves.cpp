@@ -1,9 +1,10 @@
 // Seeds 000/002/003/004: .to(device), .to(device, dtype), .cuda()/.cpu(), no-op moves.
 #include <iostream>
 
+#include "examples/example_main.h"
 #include "locus/locus.h"
 
-int main() {
+void example() {
   using namespace locus;
   const Device device = best_device();
   const Tensor x = tensor({1.0f, 2.0f, 3.0f});
