@@ -125,9 +125,20 @@ class Tensor {
   /// pending copies (for passing to libraries that order work themselves).
   void* data_ptr() const { return impl()->data(); }
 
-  // ---- autograd-facing ------------------------------------------------------------------
-  /// A view of the same data that does not require grad.
+  // ---- autograd ---------------------------------------------------------------------------
+  /// A view of the same data that does not require grad and is cut from the graph.
   Tensor detach() const;
+  /// Back-propagates from this tensor through the recorded graph, adding gradients into the
+  /// grad() of every leaf that requires grad, on the leaf's own device. Without `gradient` the
+  /// tensor must hold one element (a loss); otherwise `gradient` has its shape. ValueError
+  /// when the tensor does not require grad. Runs without recording (no higher-order grads).
+  void backward(const Tensor& gradient = Tensor()) const;
+  /// The gradient accumulated into this leaf by backward() (undefined until then).
+  Tensor grad() const;
+  /// Replaces the gradient (an undefined tensor clears it, as `p.grad = None`).
+  void set_grad(const Tensor& g) const;
+  /// True for tensors not produced by a recorded op (user-made tensors, parameters).
+  bool is_leaf() const;
 
   // ---- views ----------------------------------------------------------------------------
   /// Same data with a new shape; one entry may be -1. ShapeError when the strides don't allow it.

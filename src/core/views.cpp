@@ -5,6 +5,9 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "locus/autograd.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 
 namespace locus {
@@ -13,10 +16,32 @@ namespace {
 using ops::OpId;
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-  Tensor v(detail::make_intrusive<detail::TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes),
-                                                      std::move(strides), offset));
-  if (base.requires_grad()) v.impl()->set_requires_grad(true);
-  return v;
+  return Tensor(detail::make_intrusive<detail::TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes),
+                                                         std::move(strides), offset));
+}
+
+// Records a view in the graph when `base` needs a gradient. `backward` maps the view's gradient
+// to one of base's shape.
+Tensor recorded(const Tensor& base, Tensor view, const char* name, std::function<Tensor(const Tensor&)> backward) {
+  if (view.impl() != base.impl() && autograd::needs_grad({&base}))
+    autograd::record_view(name, base, view, std::move(backward));
+  return view;
+}
+
+// The backward of a view that picks elements (narrow, select, slice): the gradient lands in
+// those positions of a zero tensor shaped like the base. `pick` re-applies the view.
+std::function<Tensor(const Tensor&)> scatter_back(const Tensor& base, std::function<Tensor(const Tensor&)> pick) {
+  const Shape shape = base.shape();
+  return [shape, pick = std::move(pick)](const Tensor& g) {
+    Tensor z = zeros(shape, TensorOptions().dtype(g.dtype()).device(g.device()));
+    pick(z).copy_(g);
+    return z;
+  };
+}
+
+std::function<Tensor(const Tensor&)> reshape_back(const Tensor& base) {
+  const Shape shape = base.shape();
+  return [shape](const Tensor& g) { return g.reshape(shape); };
 }
 
 int64_t wrap(int64_t d, int64_t ndim, const char* op) {
@@ -101,12 +126,13 @@ Tensor Tensor::view(const Shape& shape) const {
        << strides() << " (at least one dimension spans two contiguous subspaces); use .reshape(...) instead";
     throw ShapeError(os.str());
   }
-  return make_view(*this, target, std::move(*st), storage_offset());
+  return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ViewBackward", reshape_back(*this));
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   const Shape target = infer_shape(shape, numel(), "reshape");
-  if (auto st = view_strides(this->shape(), strides(), target)) return make_view(*this, target, std::move(*st), storage_offset());
+  if (auto st = view_strides(this->shape(), strides(), target))
+    return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ReshapeBackward", reshape_back(*this));
   return clone().view(target);
 }
 
@@ -125,7 +151,10 @@ Tensor Tensor::permute(const Shape& dims) const {
     sizes[i] = shape()[d];
     st[i] = strides()[d];
   }
-  return make_view(*this, sizes, st, storage_offset());
+  Shape inverse(dims.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(wrap(dims[i], dim(), "permute"))] = static_cast<int64_t>(i);
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "PermuteBackward",
+                  [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
@@ -134,7 +163,8 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   Shape sizes = shape(), st = strides();
   std::swap(sizes[a], sizes[b]);
   std::swap(st[a], st[b]);
-  return make_view(*this, sizes, st, storage_offset());
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "TransposeBackward",
+                  [a, b](const Tensor& g) { return g.transpose(static_cast<int64_t>(a), static_cast<int64_t>(b)); });
 }
 
 Tensor Tensor::t() const {
@@ -146,17 +176,17 @@ Tensor Tensor::squeeze() const {
   Shape sizes, st;
   for (int64_t d = 0; d < dim(); ++d)
     if (shape()[d] != 1) sizes.push_back(shape()[d]), st.push_back(strides()[d]);
-  return make_view(*this, sizes, st, storage_offset());
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward", reshape_back(*this));
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
   if (dim() == 0) return *this;
   const auto w = static_cast<size_t>(wrap(d, dim(), "squeeze"));
-  if (shape()[w] != 1) return make_view(*this, shape(), strides(), storage_offset());
+  if (shape()[w] != 1) return recorded(*this, make_view(*this, shape(), strides(), storage_offset()), "SqueezeBackward", reshape_back(*this));
   Shape sizes = shape(), st = strides();
   sizes.erase(w);
   st.erase(w);
-  return make_view(*this, sizes, st, storage_offset());
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward", reshape_back(*this));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -165,7 +195,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   const int64_t stride = w < sizes.size() ? sizes[w] * st[w] : 1;
   sizes.insert(w, 1);
   st.insert(w, stride);
-  return make_view(*this, sizes, st, storage_offset());
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "UnsqueezeBackward", reshape_back(*this));
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -190,7 +220,8 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                      ") exceeds dimension size (" + std::to_string(n) + ")");
   Shape sizes = shape();
   sizes[w] = length;
-  return make_view(*this, sizes, strides(), storage_offset() + start * strides()[w]);
+  return recorded(*this, make_view(*this, sizes, strides(), storage_offset() + start * strides()[w]), "NarrowBackward",
+                  scatter_back(*this, [d, start, length](const Tensor& z) { return z.narrow(d, start, length); }));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -205,7 +236,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   const int64_t offset = storage_offset() + index * st[w];
   sizes.erase(w);
   st.erase(w);
-  return make_view(*this, sizes, st, offset);
+  return recorded(*this, make_view(*this, sizes, st, offset), "SelectBackward",
+                  scatter_back(*this, [d, index](const Tensor& z) { return z.select(d, index); }));
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -240,7 +272,10 @@ Tensor Tensor::expand(const Shape& target) const {
     }
   }
   if (sizes == shape() && st == strides()) return *this;
-  return make_view(*this, sizes, st, storage_offset());
+  const Shape base_shape = shape();
+  const DType base_dtype = dtype();
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "ExpandBackward",
+                  [base_shape, base_dtype](const Tensor& g) { return autograd::sum_to(g, base_shape, base_dtype); });
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
@@ -254,7 +289,8 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   sizes[w] = (e - b + step - 1) / step;
   const int64_t offset = storage_offset() + b * st[w];
   st[w] *= step;
-  return make_view(*this, sizes, st, offset);
+  return recorded(*this, make_view(*this, sizes, st, offset), "SliceBackward",
+                  scatter_back(*this, [d, b, e, step](const Tensor& z) { return z.slice(d, b, e, step); }));
 }
 
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
@@ -278,9 +314,11 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {
   Tensor out = empty(shape(), TensorOptions().dtype(dtype()).device(device()));
-  out.copy_(*this);
-  if (requires_grad()) out.impl()->set_requires_grad(true);
-  return out;
+  {
+    NoGradGuard no_grad;  // the copy itself is not the recorded op; clone is
+    out.copy_(*this);
+  }
+  return recorded(*this, out, "CloneBackward", [](const Tensor& g) { return g; });
 }
 
 Tensor Tensor::detach() const {

@@ -8,6 +8,8 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/elementwise.h"
 #include "src/ops/strided_iter.h"
@@ -58,6 +60,16 @@ void check_out(OpId op, const Tensor& out, const Shape& shape, DType result, Dev
                      " can't be cast to the desired output type " + std::string(dtype_name(out.dtype())));
 }
 
+// In-place and out= forms write into a given tensor, which autograd cannot record.
+void check_out_grad(OpId op, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  if (!out.defined()) return;
+  const std::string name(op_name(op));
+  autograd::check_not_recording_into(out, name.c_str());
+  if (autograd::needs_grad(inputs))
+    throw ValueError(op_prefix(op) + "the in-place and out= forms are not differentiable, and an input requires "
+                                     "grad; use the out-of-place form");
+}
+
 }  // namespace
 
 // out may be undefined (a new tensor is made) or given (in-place or _out forms).
@@ -69,6 +81,7 @@ Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Scalar& alpha, Te
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   const DType result = is_comparison(op) ? DType::Bool : dtype;
   if (out.defined()) check_out(op, out, shape, result, device);
+  check_out_grad(op, out, {&a, &b});
   const KernelTable* k = kernels_for(op, device, dtype);
   if (!k) {
     Tensor r = binary(op, a.cpu(), b.cpu(), alpha, Tensor()).to(device);
@@ -82,7 +95,8 @@ Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Scalar& alpha, Te
   wait_for_host(cb);
   k->binary(op, make_iter(target, {&ca, &cb}), alpha);
   if (out.defined() && !direct) out.copy_(target);
-  if (!out.defined() && (a.requires_grad() || b.requires_grad()) && is_floating_point(result)) target.impl()->set_requires_grad(true);
+  if (!out.defined() && is_floating_point(result) && autograd::needs_grad({&a, &b}))
+    autograd::record_binary(op, a, b, alpha, target);
   return out.defined() ? out : target;
 }
 
@@ -95,6 +109,7 @@ Tensor binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Scalar& al
     throw ValueError(op_prefix(op) + "integers to negative integer powers are not allowed");
   const DType result = is_comparison(op) ? DType::Bool : dtype;
   if (out.defined()) check_out(op, out, a.shape(), result, device);
+  check_out_grad(op, out, {&a});
   const KernelTable* k = kernels_for(op, device, dtype);
   if (!k) {
     Tensor r = binary_scalar(op, a.cpu(), b, alpha, Tensor()).to(device);
@@ -106,7 +121,8 @@ Tensor binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Scalar& al
   wait_for_host(ca);
   k->binary_scalar(op, make_iter(target, {&ca}), b, alpha);
   if (out.defined() && !direct) out.copy_(target);
-  if (!out.defined() && a.requires_grad() && is_floating_point(result)) target.impl()->set_requires_grad(true);
+  if (!out.defined() && is_floating_point(result) && autograd::needs_grad({&a}))
+    autograd::record_binary_scalar(op, a, b, alpha, target);
   return out.defined() ? out : target;
 }
 
@@ -119,6 +135,7 @@ Tensor unary(OpId op, const Tensor& x, std::optional<Scalar> lo, std::optional<S
   if (op == OpId::Clamp && ((lo && lo->is_floating_point()) || (hi && hi->is_floating_point())) && !is_floating_point(dtype))
     dtype = kDefaultFloat;
   if (out.defined()) check_out(op, out, x.shape(), dtype, device);
+  check_out_grad(op, out, {&x});
   const KernelTable* k = kernels_for(op, device, dtype);
   if (!k) {
     Tensor r = unary(op, x.cpu(), lo, hi, Tensor()).to(device);
@@ -130,7 +147,7 @@ Tensor unary(OpId op, const Tensor& x, std::optional<Scalar> lo, std::optional<S
   wait_for_host(cx);
   k->unary(op, make_iter(target, {&cx}), lo.value_or(Scalar(0)), hi.value_or(Scalar(0)), lo.has_value(), hi.has_value());
   if (out.defined() && !direct) out.copy_(target);
-  if (!out.defined() && x.requires_grad() && is_floating_point(dtype)) target.impl()->set_requires_grad(true);
+  if (!out.defined() && is_floating_point(dtype) && autograd::needs_grad({&x})) autograd::record_unary(op, x, lo, hi, target);
   return out.defined() ? out : target;
 }
 
@@ -195,6 +212,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   Tensor out = ops::empty_on(shape, dtype, device);
   for (const Tensor* t : {&c, &ca, &cb}) ops::wait_for_host(*t);
   k->where(ops::make_iter(out, {&c, &ca, &cb}));
+  if (is_floating_point(dtype) && autograd::needs_grad({&a, &b})) autograd::record_where(condition, a, b, out);
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "locus/errors.h"
+#include "locus/autograd.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
@@ -48,7 +50,10 @@ Tensor make(const Shape& shape, const TensorOptions& o, DType fallback) {
 Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high) {
   Tensor t = make(shape, o, fallback);
   const ops::KernelTable* k = ops::kernels_for(op, t.device(), t.dtype());
-  if (!k) return t.copy_(generate(op, shape, TensorOptions().dtype(t.dtype()), fallback, low, high));
+  if (!k) {
+    NoGradGuard filling;  // a factory's own writes are not part of any graph
+    return t.copy_(generate(op, shape, TensorOptions().dtype(t.dtype()), fallback, low, high));
+  }
   ops::RandomArgs a;
   a.op = op;
   a.device = t.device().is_cpu() ? 0 : t.device().index();
@@ -104,6 +109,7 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions op
   for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
   host.impl()->set_geometry(shape, strides, 0);
   Tensor t = make(shape, options, natural_dtype<T>());
+  NoGradGuard filling;
   t.copy_(host);
   return t;
 }
@@ -144,6 +150,7 @@ Tensor ones(const Shape& shape, TensorOptions options) { return full(shape, 1, o
 
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
   Tensor t = make(shape, options, value.natural_dtype());
+  NoGradGuard filling;
   return t.fill_(value);
 }
 
@@ -228,6 +235,7 @@ void manual_seed(uint64_t seed) {
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {
+  autograd::check_not_recording_into(*this, "fill_");
   const ops::KernelTable* k = ops::kernels_for(OpId::Fill, device(), dtype());
   if (!k) {
     Tensor host = cpu();

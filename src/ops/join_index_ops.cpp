@@ -4,6 +4,9 @@
 
 #include "locus/errors.h"
 #include "locus/ops.h"
+#include "locus/autograd.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 
 namespace locus {
@@ -33,11 +36,15 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     shape[static_cast<size_t>(d)] += t.size(d);
   }
   Tensor out = ops::empty_on(shape, dtype, first.device());
-  int64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    out.narrow(d, offset, t.size(d)).copy_(t);
-    offset += t.size(d);
+  {
+    NoGradGuard no_grad;  // cat is the recorded op, not the copies into its slices
+    int64_t offset = 0;
+    for (const Tensor& t : tensors) {
+      out.narrow(d, offset, t.size(d)).copy_(t);
+      offset += t.size(d);
+    }
   }
+  if (is_floating_point(dtype) && autograd::needs_grad(tensors)) autograd::record_cat(tensors, d, out);
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include "locus/errors.h"
 #include "locus/ops.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/strided_iter.h"
 
@@ -49,6 +51,9 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
   };
   const Tensor ea = batch_view(a, full_a), eb = batch_view(b, full_b);
   if (out.defined()) {
+    autograd::check_not_recording_into(out, name);
+    if (autograd::needs_grad({&a, &b}))
+      throw ValueError(std::string("[locus::") + name + "] the out= form is not differentiable, and an input requires grad");
     if (!(out.shape() == out_shape) || out.dtype() != a.dtype() || !out.is_contiguous() || out.device() != device) {
       std::ostringstream os;
       os << "[locus::" << name << "] out must be a contiguous " << dtype_name(a.dtype()) << " tensor of shape " << out_shape
@@ -71,7 +76,7 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
   ops::wait_for_host(ea);
   ops::wait_for_host(eb);
   if (out.numel()) kt->matmul(g);
-  if ((a.requires_grad() || b.requires_grad())) out.impl()->set_requires_grad(true);
+  if (autograd::needs_grad({&a, &b})) autograd::record_matmul(a, b, out);
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include "locus/errors.h"
 #include "locus/ops.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 
 namespace locus {
@@ -79,7 +81,7 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
   if (in.numel() == 0) a.shape = Shape{0}, a.in_strides = Shape{item}, a.out_strides = Shape{0};
   ops::wait_for_host(in);
   k->reduce(a);
-  if (x.requires_grad() && is_floating_point(out_dtype)) out.impl()->set_requires_grad(true);
+  if (is_floating_point(out_dtype) && autograd::needs_grad({&x})) autograd::record_sum(x, reduced, keepdim, op == OpId::Mean, out);
   return out;
 }
 
@@ -164,7 +166,7 @@ Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   for (int64_t i = d + 1; i < in.dim(); ++i) a.inner *= in.size(i);
   ops::wait_for_host(in);
   if (in.numel()) k->softmax(a);
-  if (x.requires_grad()) out.impl()->set_requires_grad(true);
+  if (autograd::needs_grad({&x})) autograd::record_softmax(op == OpId::LogSoftmax, d, x, out);
   return out;
 }
 }  // namespace

@@ -5,6 +5,9 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "locus/autograd.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
@@ -59,6 +62,7 @@ void copy_bytes_between(Tensor& dst, const Tensor& src, bool non_blocking) {
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  autograd::check_not_recording_into(*this, "copy_");
   const Shape shape = ops::broadcast_shapes(this->shape(), src.shape(), OpId::Copy);
   if (!(shape == this->shape())) {
     std::ostringstream os;
@@ -89,8 +93,11 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) cons
   const bool pinned = non_blocking && target.is_cpu() && !this->device().is_cpu() &&
                       !runtime::runtime(this->device().type()).host_addressable();
   Tensor out = ops::empty_on(shape(), dtype, target, pinned);
-  out.copy_(*this, non_blocking);
-  if (requires_grad() && locus::is_floating_point(dtype)) out.impl()->set_requires_grad(true);
+  {
+    NoGradGuard no_grad;  // the move is the recorded op, not its internal conversions
+    out.copy_(*this, non_blocking);
+  }
+  if (locus::is_floating_point(dtype) && autograd::needs_grad({this})) autograd::record_to(*this, out);
   return out;
 }
 
@@ -107,8 +114,11 @@ Tensor Tensor::pin_memory() const {
     throw ValueError("pin_memory: only CPU tensors can be pinned, but this tensor is on " + device().str());
   if (is_pinned()) return *this;
   Tensor out = ops::empty_on(shape(), dtype(), device(), true);
-  out.copy_(*this);
-  if (requires_grad()) out.impl()->set_requires_grad(true);
+  {
+    NoGradGuard no_grad;
+    out.copy_(*this);
+  }
+  if (autograd::needs_grad({this})) autograd::record_to(*this, out);
   return out;
 }
 

@@ -3,12 +3,17 @@
 /// TensorImpl: a strided view (sizes, strides, offset, dtype) into a Storage.
 
 #include <cstdint>
+#include <memory>
 
 #include "locus/detail/intrusive_ptr.h"
 #include "locus/detail/storage.h"
 #include "locus/device.h"
 #include "locus/dtype.h"
 #include "locus/shape.h"
+
+namespace locus::autograd {
+class Node;
+}
 
 namespace locus::detail {
 
@@ -32,6 +37,13 @@ class TensorImpl : public RefCounted {
   bool is_contiguous() const noexcept { return contiguous_; }
   bool requires_grad() const noexcept { return requires_grad_; }
   void set_requires_grad(bool r) noexcept { requires_grad_ = r; }
+  /// The node that produced this tensor in the recorded graph (null for leaves and tensors
+  /// made without recording).
+  const std::shared_ptr<autograd::Node>& grad_fn() const noexcept { return grad_fn_; }
+  void set_grad_fn(std::shared_ptr<autograd::Node> fn) noexcept { grad_fn_ = std::move(fn); }
+  /// The accumulated gradient of a leaf (null until backward reaches it).
+  const intrusive_ptr<TensorImpl>& grad() const noexcept { return grad_; }
+  void set_grad(intrusive_ptr<TensorImpl> g) noexcept { grad_ = std::move(g); }
 
   /// Address of the first element (storage base plus offset), on the tensor's device.
   void* data() const noexcept {
@@ -67,6 +79,8 @@ class TensorImpl : public RefCounted {
   Device device_;
   bool requires_grad_ = false;
   bool contiguous_ = true;
+  std::shared_ptr<autograd::Node> grad_fn_;
+  intrusive_ptr<TensorImpl> grad_;
 };
 
 }  // namespace locus::detail
