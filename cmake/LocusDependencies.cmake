@@ -2,6 +2,7 @@
 # and optionally the CUDA toolkit.
 
 find_package(OpenMP REQUIRED)
+find_package(ZLIB REQUIRED)
 
 # Debian ships OpenBLAS in several threading flavours behind one alternative; Locus links the
 # OpenMP one by path and records the path in RUNPATH so the loader cannot swap in another.

@@ -139,6 +139,10 @@ class Tensor {
   void set_grad(const Tensor& g) const;
   /// True for tensors not produced by a recorded op (user-made tensors, parameters).
   bool is_leaf() const;
+  /// Makes this handle (and every copy of it) refer to `src`'s data, dtype and device, keeping
+  /// requires_grad (PyTorch's `p.data = src`). How Module::to moves parameters in place, so an
+  /// optimizer holding them keeps working.
+  void set_data(const Tensor& src) const;
 
   // ---- views ----------------------------------------------------------------------------
   /// Same data with a new shape; one entry may be -1. ShapeError when the strides don't allow it.

@@ -160,4 +160,9 @@ void Tensor::set_grad(const Tensor& g) const {
 
 bool Tensor::is_leaf() const { return !impl()->grad_fn(); }
 
+void Tensor::set_data(const Tensor& src) const {
+  if (src.impl() == impl()) return;
+  impl()->set_data_from(*src.impl());
+}
+
 }  // namespace locus

@@ -6,4 +6,8 @@
 namespace locus::cli {
 /// Registers `locus info`.
 void add_info_command(CLI::App& app);
+/// Registers `locus train`.
+void add_train_command(CLI::App& app);
+/// Registers `locus bench`.
+void add_bench_command(CLI::App& app);
 }  // namespace locus::cli

@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Locus: device-placed tensors in C++"};
   app.require_subcommand(1);
   locus::cli::add_info_command(app);
+  locus::cli::add_train_command(app);
+  locus::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -49,6 +49,13 @@ class TensorImpl : public RefCounted {
   void* data() const noexcept {
     return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_));
   }
+  /// Takes over another impl's storage, dtype, device and geometry (Tensor::set_data).
+  void set_data_from(const TensorImpl& src) {
+    storage_ = src.storage_;
+    dtype_ = src.dtype_;
+    device_ = src.device_;
+    set_geometry(src.sizes_, src.strides_, src.offset_);
+  }
   /// Replaces the view's geometry (same storage); used by in-place view ops.
   void set_geometry(Shape sizes, Shape strides, int64_t offset) {
     sizes_ = std::move(sizes);

@@ -1,0 +1,121 @@
+#pragma once
+/// \file data.h
+/// Datasets and the DataLoader (torch.utils.data), and the IDX (MNIST) file reader.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locus/tensor.h"
+
+namespace locus::data {
+
+/// One example, or a batch of them (leading batch dim).
+struct Example {
+  Tensor data;
+  Tensor target;
+};
+
+/// Indexed examples. Implementations must allow get() from several threads at once.
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual int64_t size() const = 0;
+  /// Example `index` (0 <= index < size(); IndexError otherwise).
+  virtual Example get(int64_t index) const = 0;
+  /// The examples at `indices`, stacked along a new first dim. The default stacks get(i).
+  virtual Example get_batch(const std::vector<int64_t>& indices) const;
+};
+
+/// Examples are rows of two tensors with the same first dim (torch TensorDataset).
+class TensorDataset : public Dataset {
+ public:
+  /// ShapeError when the first dims differ.
+  TensorDataset(Tensor data, Tensor targets);
+  int64_t size() const override { return data_.size(0); }
+  Example get(int64_t index) const override;
+  /// One index_select per tensor: no per-example work.
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+  const Tensor& data() const noexcept { return data_; }
+  const Tensor& targets() const noexcept { return targets_; }
+
+ private:
+  Tensor data_, targets_;
+};
+
+/// Reads an IDX file (the MNIST format), gzip-compressed or raw, into a CPU tensor of its
+/// dtype (uint8, int8, int32, float32, float64; int16 becomes int32) and shape. IOError naming
+/// the file and the problem for a missing, unreadable, malformed or truncated file.
+Tensor read_idx(const std::string& path);
+
+/// Fashion-MNIST (or MNIST) from `dir` (train-images-idx3-ubyte[.gz] and friends): images as
+/// float32 [N, 784] scaled to [0, 1], labels as int64 [N]. IOError when files are missing.
+std::shared_ptr<TensorDataset> load_mnist(const std::string& dir, bool train);
+
+/// Where Debian's dataset-fashion-mnist package installs the files.
+inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+/// How a DataLoader batches (torch.utils.data.DataLoader's arguments).
+struct DataLoaderOptions {
+  int64_t batch_size = 1;
+  /// A new permutation every epoch, a function of (seed, epoch) only.
+  bool shuffle = false;
+  uint64_t seed = 0;
+  /// Drops the last batch when it is smaller than batch_size.
+  bool drop_last = false;
+  /// Threads that assemble batches ahead of use (0: the iterating thread does it).
+  int num_workers = 0;
+  /// Batches in page-locked memory, so copies to a GPU can be asynchronous.
+  bool pin_memory = false;
+  /// Batches arrive already on this device, the next one copied (non_blocking) while the
+  /// current one is used.
+  std::optional<Device> device;
+};
+
+/// Iterates a dataset in batches: `for (const Example& batch : loader) ...`. Each loop over it
+/// is one epoch. One iteration at a time per loader.
+class DataLoader {
+ public:
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  /// Batches per epoch.
+  int64_t size() const noexcept;
+  const DataLoaderOptions& options() const noexcept { return options_; }
+
+  class Iterator {
+   public:
+    const Example& operator*() const { return loader_->current(); }
+    const Example* operator->() const { return &loader_->current(); }
+    Iterator& operator++() {
+      loader_->advance();
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return done() != o.done(); }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(DataLoader* loader) : loader_(loader) {}
+    bool done() const noexcept { return !loader_ || loader_->exhausted(); }
+    DataLoader* loader_;
+  };
+  /// Starts an epoch.
+  Iterator begin();
+  Iterator end() { return Iterator(nullptr); }
+
+ private:
+  struct Epoch;
+  const Example& current() const;
+  void advance();
+  bool exhausted() const noexcept;
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  uint64_t epoch_ = 0;
+  std::unique_ptr<Epoch> run_;
+};
+
+}  // namespace locus::data

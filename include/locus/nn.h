@@ -1,0 +1,7 @@
+#pragma once
+/// \file nn.h
+/// Everything of locus::nn: Module, the layers and the losses.
+
+#include "locus/nn/layers.h"
+#include "locus/nn/loss.h"
+#include "locus/nn/module.h"

@@ -1,0 +1,144 @@
+// The optimizer base: parameter list, gradients, state that follows the parameters.
+
+#include "locus/optim.h"
+
+#include <cmath>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+
+namespace locus::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)), state_(params_.size()) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].defined()) throw ValueError("optimizer: parameter " + std::to_string(i) + " is undefined");
+    if (!params_[i].is_floating_point())
+      throw DTypeError("optimizer: parameter " + std::to_string(i) + " is " + std::string(dtype_name(params_[i].dtype())) +
+                       "; only floating tensors can be optimized");
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (const Tensor& p : params_) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) p.set_grad(Tensor());
+    else p.grad().zero_();
+  }
+}
+
+bool Optimizer::has_state(size_t i, const std::string& name) const { return state_.at(i).count(name) != 0; }
+
+Tensor& Optimizer::state(size_t i, const std::string& name) {
+  const Tensor& p = params_[i];
+  Tensor& s = state_.at(i)[name];
+  if (!s.defined()) s = zeros_like(p.detach());
+  else if (s.device() != p.device() || s.dtype() != p.dtype()) s = s.to(p.device(), p.dtype());
+  return s;
+}
+
+Optimizer& Optimizer::to(Device device) {
+  NoGradGuard no_grad;
+  for (auto& m : state_)
+    for (auto& [name, t] : m) t = t.to(device);
+  return *this;
+}
+
+std::map<std::string, Tensor> Optimizer::state_dict() const {
+  std::map<std::string, Tensor> out;
+  for (size_t i = 0; i < state_.size(); ++i)
+    for (const auto& [name, t] : state_[i]) out[std::to_string(i) + "." + name] = t.detach();
+  out["step"] = tensor(steps_);
+  return out;
+}
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
+  NoGradGuard no_grad;
+  std::vector<std::map<std::string, Tensor>> loaded(params_.size());
+  int64_t steps = 0;
+  for (const auto& [key, t] : state) {
+    if (key == "step") {
+      steps = t.item<int64_t>();
+      continue;
+    }
+    const size_t dot = key.find('.');
+    size_t i = 0;
+    try {
+      i = std::stoul(key.substr(0, dot));
+    } catch (...) {
+      throw ValueError("optimizer load_state_dict: key '" + key + "' is not '<param index>.<name>'");
+    }
+    if (dot == std::string::npos || i >= params_.size())
+      throw ValueError("optimizer load_state_dict: key '" + key + "' names no parameter of this optimizer");
+    if (!(t.shape() == params_[i].shape())) throw ShapeError("optimizer load_state_dict: '" + key + "' has the wrong shape");
+    loaded[i][key.substr(dot + 1)] = t.to(params_[i].device(), params_[i].dtype(), false, true);
+  }
+  state_ = std::move(loaded);
+  steps_ = steps;
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(params)), o_(options) {
+  if (o_.lr < 0) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr));
+  if (o_.momentum < 0) throw ValueError("SGD: invalid momentum " + std::to_string(o_.momentum));
+  if (o_.nesterov && (o_.momentum <= 0 || o_.dampening != 0))
+    throw ValueError("SGD: nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  ++steps_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (o_.weight_decay != 0) g = add(g, p, o_.weight_decay);
+    if (o_.momentum != 0) {
+      const bool first = !has_state(i, "momentum_buffer");
+      Tensor& buf = state(i, "momentum_buffer");
+      if (first) buf.copy_(g);
+      else buf.mul_(o_.momentum).add_(g, 1 - o_.dampening);
+      g = o_.nesterov ? add(g, buf, o_.momentum) : buf;
+    }
+    p.add_(g, -o_.lr);
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Optimizer(std::move(params)), o_(options) {
+  if (o_.lr < 0) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr));
+  if (o_.eps < 0) throw ValueError("Adam: invalid epsilon " + std::to_string(o_.eps));
+  if (!(o_.beta1 >= 0 && o_.beta1 < 1) || !(o_.beta2 >= 0 && o_.beta2 < 1))
+    throw ValueError("Adam: betas must be in [0, 1)");
+}
+
+void Adam::step() { adam_step(false); }
+
+void Adam::adam_step(bool decoupled) {
+  NoGradGuard no_grad;
+  ++steps_;
+  const double bias1 = 1 - std::pow(o_.beta1, static_cast<double>(steps_));
+  const double bias2 = 1 - std::pow(o_.beta2, static_cast<double>(steps_));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (o_.weight_decay != 0) {
+      if (decoupled) p.mul_(1 - o_.lr * o_.weight_decay);
+      else g = add(g, p, o_.weight_decay);
+    }
+    Tensor& m = state(i, "exp_avg");
+    Tensor& v = state(i, "exp_avg_sq");
+    m.mul_(o_.beta1).add_(g, 1 - o_.beta1);
+    v.mul_(o_.beta2).add_(mul(g, g), 1 - o_.beta2);
+    // p -= lr/bias1 * m / (sqrt(v)/sqrt(bias2) + eps), PyTorch's order of operations.
+    const Tensor denom = add(div(sqrt(v), std::sqrt(bias2)), o_.eps);
+    p.sub_(div(m, denom), o_.lr / bias1);
+  }
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options) {}
+
+void AdamW::step() { adam_step(true); }
+
+}  // namespace locus::optim
