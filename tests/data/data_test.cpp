@@ -1,0 +1,128 @@
+// The IDX reader and its errors, TensorDataset, and the DataLoader's batching rules.
+
+#include <zlib.h>
+
+#include <fstream>
+#include <set>
+
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+using testing::values;
+
+std::string write_file(const std::string& name, const std::vector<unsigned char>& bytes, bool gzip) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  if (gzip) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+  } else {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  }
+  return path;
+}
+
+TEST(Idx, ReadsRawAndGzipAndBigEndianTypes) {
+  const std::vector<unsigned char> u8{0, 0, 0x08, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 4, 5, 255};
+  for (bool gz : {false, true}) {
+    const Tensor t = data::read_idx(write_file(gz ? "u8.gz" : "u8", u8, gz));
+    EXPECT_EQ(t.dtype(), kUInt8);
+    EXPECT_EQ(t.shape(), (Shape{2, 3}));
+    EXPECT_EQ(values(t), (std::vector<double>{1, 2, 3, 4, 5, 255}));
+  }
+  const std::vector<unsigned char> i32{0, 0, 0x0C, 1, 0, 0, 0, 2, 0, 0, 1, 0, 0xFF, 0xFF, 0xFF, 0xFE};
+  EXPECT_EQ(values(data::read_idx(write_file("i32", i32, false))), (std::vector<double>{256, -2}));
+}
+
+TEST(Idx, BadFilesNameTheFileAndTheProblem) {
+  const auto message = [](const std::string& path) {
+    try {
+      data::read_idx(path);
+    } catch (const IOError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string truncated = write_file("trunc.gz", {0, 0, 0x08, 1, 0, 0, 0, 10, 1, 2, 3}, true);
+  EXPECT_EQ(message(truncated), "cannot read IDX file '" + truncated +
+                                    "': truncated: the header promises 10 bytes of data, the file has 3");
+  const std::string bad_magic = write_file("magic", {7, 7, 8, 1, 0, 0, 0, 0}, false);
+  EXPECT_NE(message(bad_magic).find("IDX magic"), std::string::npos);
+  EXPECT_NE(message(::testing::TempDir() + "/absent.idx").find("no such file"), std::string::npos);
+  // A gzip stream cut in the middle.
+  std::vector<unsigned char> big{0, 0, 0x08, 1, 0, 1, 0, 0};
+  big.resize(8 + 65536, 7);
+  const std::string whole = write_file("whole.gz", big, true);
+  std::ifstream in(whole, std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = write_file("cut.gz", std::vector<unsigned char>(gz.begin(), gz.begin() + static_cast<long>(gz.size() / 2)), false);
+  EXPECT_NE(message(cut).find(cut), std::string::npos);
+  EXPECT_THROW(data::load_mnist(::testing::TempDir() + "/nowhere", true), IOError);
+}
+
+std::shared_ptr<data::TensorDataset> numbers(int64_t n) {
+  return std::make_shared<data::TensorDataset>(arange(0, n, 1, kFloat32).view({n, 1}), arange(n));
+}
+
+TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
+  auto ds = numbers(10);
+  data::DataLoaderOptions o;
+  o.batch_size = 4;
+  data::DataLoader plain(ds, o);
+  EXPECT_EQ(plain.size(), 3);
+  std::vector<int64_t> sizes;
+  std::vector<double> seen;
+  for (const data::Example& b : plain) {
+    sizes.push_back(b.data.size(0));
+    for (double v : values(b.target)) seen.push_back(v);
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
+  EXPECT_EQ(seen, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  o.drop_last = true;
+  o.shuffle = true;
+  o.seed = 7;
+  auto epoch_order = [&](data::DataLoaderOptions opts, int epochs) {
+    data::DataLoader loader(ds, opts);
+    std::vector<std::vector<double>> out;
+    for (int e = 0; e < epochs; ++e) {
+      std::vector<double> order;
+      for (const data::Example& b : loader) {
+        EXPECT_EQ(b.data.size(0), 4);
+        EXPECT_EQ(values(b.data.view({-1})), values(b.target));  // rows stay paired
+        for (double v : values(b.target)) order.push_back(v);
+      }
+      out.push_back(order);
+    }
+    return out;
+  };
+  const auto a = epoch_order(o, 2);
+  EXPECT_EQ(a[0].size(), 8u);
+  EXPECT_NE(a[0], a[1]);  // a new permutation each epoch
+  EXPECT_EQ(epoch_order(o, 2), a);  // same seed, same orders
+  o.num_workers = 3;
+  EXPECT_EQ(epoch_order(o, 2), a);  // workers change nothing but speed
+  o.device = Device("sim:1");
+  o.pin_memory = true;
+  data::DataLoader on_device(ds, o);
+  for (const data::Example& b : on_device) {
+    EXPECT_EQ(b.data.device(), Device("sim:1"));
+    EXPECT_EQ(b.target.device(), Device("sim:1"));
+  }
+  EXPECT_THROW(data::DataLoader(ds, {0}), ValueError);
+}
+
+TEST(DataLoader, FashionMnistWhenInstalled) {
+  if (!std::ifstream(std::string(data::kFashionMnistDir) + "/t10k-labels-idx1-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto test = data::load_mnist(data::kFashionMnistDir, false);
+  EXPECT_EQ(test->size(), 10000);
+  EXPECT_EQ(test->data().shape(), (Shape{10000, 784}));
+  EXPECT_GE(min(test->data()).item<float>(), 0.f);
+  EXPECT_LE(max(test->data()).item<float>(), 1.f);
+  EXPECT_EQ(max(test->targets()).item<int64_t>(), 9);
+}
+
+}  // namespace
+}  // namespace locus

@@ -1,0 +1,173 @@
+// nn and optim: modules moved in place with their optimizer, state that follows, losses, and
+// each optimizer's steps against a float64 reference computed here by hand.
+
+#include <cmath>
+
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+using testing::expect_close;
+using testing::OnEachDevice;
+using testing::values;
+
+class NnOnEachDevice : public OnEachDevice {};
+
+TEST_P(NnOnEachDevice, LinearForwardMatchesTheFormulaAndBackpropagates) {
+  manual_seed(1);
+  nn::Linear lin(3, 2);
+  lin.to(dev());
+  EXPECT_EQ(lin.device(), dev());
+  const Tensor x = tensor(std::vector<double>{1, 2, 3, -1, 0, 4}, Shape{2, 3}).to(kFloat32).to(dev());
+  const Tensor y = lin(x);
+  const std::vector<double> w = values(lin.weight), b = values(lin.bias), xv = values(x);
+  std::vector<double> ref;
+  for (int r = 0; r < 2; ++r)
+    for (int o = 0; o < 2; ++o) ref.push_back(b[o] + w[o * 3] * xv[r * 3] + w[o * 3 + 1] * xv[r * 3 + 1] + w[o * 3 + 2] * xv[r * 3 + 2]);
+  expect_close(y, ref, 1e-5, 1e-5);
+  y.sum().backward();
+  expect_close(lin.bias.grad(), {2, 2});
+  expect_close(lin.weight.grad(), {0, 2, 7, 0, 2, 7});
+  EXPECT_EQ(lin.weight.grad().device(), dev());
+}
+
+TEST_P(NnOnEachDevice, LossesAgainstFloat64) {
+  const Tensor logits = tensor(std::vector<double>{2, 1, 0.1, 0.5, 2.5, -1}, Shape{2, 3}).to(dev());
+  const Tensor target = tensor({0L, 1L}).to(dev());
+  double ref = 0;
+  const double rows[2][3] = {{2, 1, 0.1}, {0.5, 2.5, -1}};
+  const int t[2] = {0, 1};
+  for (int r = 0; r < 2; ++r) {
+    double z = 0;
+    for (double v : rows[r]) z += std::exp(v);
+    ref += -(rows[r][t[r]] - std::log(z));
+  }
+  EXPECT_NEAR(nn::cross_entropy(logits, target).item<double>(), ref / 2, 1e-12);
+  EXPECT_NEAR(nn::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 4.0}).to(dev())).item<double>(), 2.5, 1e-12);
+  EXPECT_THROW(nn::cross_entropy(logits, tensor({0L, 3L}).to(dev())), IndexError);
+  EXPECT_THROW(nn::mse_loss(logits, target), ShapeError);
+}
+
+// Runs `steps` updates of a 4-element parameter with a fixed gradient sequence and compares with
+// the float64 formula.
+struct Trajectory {
+  std::vector<double> p{0.5, -1.0, 2.0, 0.1};
+  static std::vector<double> grad(int step) { return {0.3 + step, -0.2, 0.05 * step, 1.0}; }
+};
+
+void run(optim::Optimizer& opt, const Tensor& p, Device d, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    p.set_grad(tensor(Trajectory::grad(s)).to(kFloat64).to(d));
+    opt.step();
+  }
+}
+
+TEST_P(NnOnEachDevice, SgdMomentumNesterovWeightDecayStepByStep) {
+  for (const bool nesterov : {false, true}) {
+    const Tensor p = tensor(Trajectory{}.p).to(dev()).requires_grad_();
+    optim::SGD opt({p}, {0.1, 0.9, 0, 0.01, nesterov});
+    run(opt, p, dev(), 5);
+    std::vector<double> ref = Trajectory{}.p, buf(4, 0);
+    for (int s = 0; s < 5; ++s)
+      for (int i = 0; i < 4; ++i) {
+        double g = Trajectory::grad(s)[static_cast<size_t>(i)] + 0.01 * ref[static_cast<size_t>(i)];
+        buf[static_cast<size_t>(i)] = s == 0 ? g : 0.9 * buf[static_cast<size_t>(i)] + g;
+        ref[static_cast<size_t>(i)] -= 0.1 * (nesterov ? g + 0.9 * buf[static_cast<size_t>(i)] : buf[static_cast<size_t>(i)]);
+      }
+    expect_close(p, ref, 1e-12, 1e-12);
+  }
+}
+
+TEST_P(NnOnEachDevice, AdamAndAdamWStepByStep) {
+  for (const bool decoupled : {false, true}) {
+    const Tensor p = tensor(Trajectory{}.p).to(dev()).requires_grad_();
+    optim::AdamOptions o;
+    o.lr = 0.01, o.weight_decay = 0.1;
+    std::unique_ptr<optim::Optimizer> opt = decoupled ? std::unique_ptr<optim::Optimizer>(new optim::AdamW({p}, o))
+                                                      : std::unique_ptr<optim::Optimizer>(new optim::Adam({p}, o));
+    run(*opt, p, dev(), 6);
+    std::vector<double> ref = Trajectory{}.p, m(4, 0), v(4, 0);
+    for (int s = 0; s < 6; ++s)
+      for (size_t i = 0; i < 4; ++i) {
+        double g = Trajectory::grad(s)[i];
+        if (decoupled) ref[i] *= 1 - 0.01 * 0.1;
+        else g += 0.1 * ref[i];
+        m[i] = 0.9 * m[i] + 0.1 * g;
+        v[i] = 0.999 * v[i] + 0.001 * g * g;
+        const double mh = m[i] / (1 - std::pow(0.9, s + 1)), vh = v[i] / (1 - std::pow(0.999, s + 1));
+        ref[i] -= 0.01 * mh / (std::sqrt(vh) + 1e-8);
+      }
+    expect_close(p, ref, 1e-10, 1e-12);
+  }
+}
+
+TEST(NnModule, ToMovesInPlaceAndOptimizerStateFollows) {
+  manual_seed(0);
+  nn::Sequential model{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(3, 2)};
+  const std::vector<Tensor> params = model.parameters();
+  ASSERT_EQ(params.size(), 4u);
+  EXPECT_EQ(model.named_parameters()[2].first, "2.weight");
+  optim::SGD opt(params, {0.1, 0.9});
+  const Tensor x = randn({5, 4});
+  nn::cross_entropy(model(x), tensor({0L, 1L, 1L, 0L, 1L})).backward();
+  opt.step();  // creates momentum buffers on the cpu
+  model.to(Device("sim:0"));
+  for (const Tensor& p : params) {
+    EXPECT_EQ(p.device(), Device("sim:0"));  // the optimizer's handles see the move
+    EXPECT_EQ(p.grad().device(), Device("sim:0"));
+  }
+  EXPECT_EQ(model.device(), Device("sim:0"));
+  opt.zero_grad();
+  nn::cross_entropy(model(x.to(Device("sim:0"))), tensor({0L, 1L, 1L, 0L, 1L}).to(Device("sim:0"))).backward();
+  opt.step();  // momentum buffers follow to sim:0
+  for (const auto& [name, t] : opt.state_dict())
+    if (name != "step") EXPECT_EQ(t.device(), Device("sim:0")) << name;
+  // Mixed devices are reported by name.
+  nn::Linear a(2, 2);
+  a.bias.set_data(a.bias.to(Device("sim:1")));
+  try {
+    a.device();
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bias' on sim:1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NnModule, StateDictRoundTripsThroughSafetensorsAndChecksKeys) {
+  manual_seed(4);
+  nn::Linear a(3, 2), b(3, 2);
+  const std::string path = ::testing::TempDir() + "/locus_linear.safetensors";
+  save(a.state_dict(), path);
+  b.load_state_dict(load(path));
+  EXPECT_EQ(values(b.weight), values(a.weight));
+  EXPECT_EQ(values(b.bias), values(a.bias));
+  std::map<std::string, Tensor> bad = a.state_dict();
+  bad.erase("bias");
+  EXPECT_THROW(b.load_state_dict(bad), ValueError);
+  bad["bias"] = zeros({3});
+  EXPECT_THROW(b.load_state_dict(bad), ShapeError);
+  EXPECT_EQ(values(b.bias), values(a.bias));  // untouched by the failed loads
+  EXPECT_THROW(load(path + ".missing"), IOError);
+}
+
+TEST(NnModule, DropoutTrainAndEval) {
+  nn::Dropout drop(0.5);
+  const Tensor x = ones({1000});
+  const std::vector<double> y = values(drop(x));
+  int zeros_seen = 0;
+  for (double v : y) {
+    EXPECT_TRUE(v == 0 || v == 2);
+    zeros_seen += v == 0;
+  }
+  EXPECT_GT(zeros_seen, 400);
+  EXPECT_LT(zeros_seen, 600);
+  drop.eval();
+  EXPECT_EQ(values(drop(x)), values(x));
+  EXPECT_THROW(nn::Dropout(1.0), ValueError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, NnOnEachDevice, ::testing::ValuesIn(testing::value_devices()), testing::device_test_name);
+
+}  // namespace
+}  // namespace locus
