@@ -2,7 +2,7 @@
 // sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
 // (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
 // than Google Benchmark, whose statistics differ.
-//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,convert]
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert]
 
 #include <string>
 
@@ -27,6 +27,55 @@ void overhead() {
     run("add_" + sfx, [&](long k) { for (long i = 0; i < k; ++i) { Tensor c = a + b; } }, "us", us, 15, 0.01);
     run("add_" + sfx + "_out", [&](long k) { for (long i = 0; i < k; ++i) add_out(out, a, b); }, "us", us, 15, 0.01);
     run("add_" + sfx + "_inplace", [&](long k) { for (long i = 0; i < k; ++i) a.add_(b); }, "us", us, 15, 0.01);
+    Tensor ag = rand({n}, TensorOptions().requires_grad(true)), bg = rand({n}, TensorOptions().requires_grad(true));
+    run("add_" + sfx + "_requires_grad", [&](long k) { for (long i = 0; i < k; ++i) { Tensor c = ag + bg; } }, "us", us, 15,
+        0.01);
+    run("add_" + sfx + "_requires_grad_in_no_grad", [&](long k) {
+      NoGradGuard g;
+      for (long i = 0; i < k; ++i) { Tensor c = ag + bg; }
+    }, "us", us, 15, 0.01);
+  }
+  Tensor ag = rand({1}, TensorOptions().requires_grad(true)), bg = rand({1}, TensorOptions().requires_grad(true));
+  run("tiny_mul_sum_backward_1", [&](long k) { for (long i = 0; i < k; ++i) (ag * bg).sum().backward(); }, "us", us, 15, 0.01);
+}
+
+// The MLP of the tutorials, as ../shared/bench/libtorch_bench.cpp times it.
+void mlp() {
+  manual_seed(0);
+  for (int64_t batch : {64, 512}) {
+    for (const std::string opt_name : {"sgd", "adam"}) {
+      auto model = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+          std::make_shared<nn::Linear>(784, 256), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(256, 10)});
+      std::unique_ptr<optim::Optimizer> opt;
+      if (opt_name == "sgd") opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{0.01});
+      else opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{1e-3});
+      const Tensor x = randn({batch, 784});
+      const Tensor y = randint(0, 10, {batch});
+      const std::string sfx = opt_name + "_b" + std::to_string(batch);
+      run("mlp_train_step_" + sfx, [&](long k) {
+        for (long i = 0; i < k; ++i) {
+          opt->zero_grad();
+          nn::cross_entropy((*model)(x), y).backward();
+          opt->step();
+        }
+      }, "ms", ms, 15, 0.1);
+      const double b = static_cast<double>(batch);
+      run("mlp_train_" + sfx + "_samples_per_s", [&](long k) {
+        for (long i = 0; i < k; ++i) {
+          opt->zero_grad();
+          nn::cross_entropy((*model)(x), y).backward();
+          opt->step();
+        }
+      }, "samples/s", [b](double s) { return b / s; }, 15, 0.1);
+      if (opt_name != "sgd") continue;
+      run("mlp_fwd_nograd_b" + std::to_string(batch), [&](long k) {
+        NoGradGuard g;
+        for (long i = 0; i < k; ++i) { Tensor o = (*model)(x); }
+      }, "ms", ms, 15, 0.1);
+      run("mlp_fwd_loss_grad_b" + std::to_string(batch), [&](long k) {
+        for (long i = 0; i < k; ++i) { Tensor l = nn::cross_entropy((*model)(x), y); }
+      }, "ms", ms, 15, 0.1);
+    }
   }
 }
 
@@ -91,8 +140,9 @@ void convert() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "convert"});
+  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "mlp", "convert"});
   if (opt.wants("overhead")) overhead();
+  if (opt.wants("mlp")) mlp();
   if (opt.wants("matmul")) matmul_group();
   if (opt.wants("elementwise")) elementwise();
   if (opt.wants("convert")) convert();

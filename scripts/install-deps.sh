@@ -2,7 +2,8 @@
 # Installs what Locus needs to build and test on Debian 12 (bookworm). Idempotent; quick
 # when everything is already there. Set LOCUS_WITH_TORCH=1 to add PyTorch for the benchmarks.
 set -euo pipefail
-packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev)
+packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev
+          dataset-fashion-mnist)
 [ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do

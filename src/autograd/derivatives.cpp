@@ -147,10 +147,13 @@ void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
 void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   const Tensor A = a.detach(), B = b.detach();
   const Shape sa = a.shape(), sb = b.shape();
+  // Only the products someone needs: the input batch of a first layer needs no gradient, and
+  // its product would cost as much as the forward pass.
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   record(out, "MatmulBackward", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga, gb;
-    if (A.defined()) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, A.dtype());
-    if (B.defined()) gb = sum_to(matmul(A.transpose(-2, -1), g), sb, B.dtype());
+    if (need_a) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, A.dtype());
+    if (need_b) gb = sum_to(matmul(A.transpose(-2, -1), g), sb, B.dtype());
     return {ga, gb};
   }, {&a, &b});
 }

@@ -1,0 +1,53 @@
+// Seed 001: model on the device once at startup, each batch moved with non_blocking, the loss
+// brought back with .item() only to print it.
+//   model = MyModel().to(device)
+//   for xb, yb in train_loader:
+//       xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+//       logits = model(xb); loss = loss_fn(logits, yb); loss.backward(); optimizer.step()
+//       print(loss.item())
+#include <iostream>
+
+#include "examples/example_main.h"
+#include "locus/locus.h"
+
+using namespace locus;
+
+// class MyModel(nn.Module): two layers with a ReLU between.
+class MyModel : public nn::Module {
+ public:
+  MyModel() {
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(20, 32));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 3));
+  }
+  Tensor forward(const Tensor& x) override { return (*fc2)(relu((*fc1)(x))); }
+
+ private:
+  std::shared_ptr<nn::Linear> fc1, fc2;
+};
+
+void example() {
+  const Device device = best_device();
+  std::cout << "device: " << device << "\n";
+  manual_seed(1);
+  MyModel model;
+  model.to(device);  // model = MyModel().to(device)
+  const Tensor x = randn({512, 20});
+  const Tensor y = argmax(x.narrow(1, 0, 3), 1);  // a learnable rule: the largest of the first three
+  data::DataLoaderOptions options;
+  options.batch_size = 64;
+  options.shuffle = true;
+  options.pin_memory = device.is_cuda();  // pinned batches make the copies below asynchronous
+  data::DataLoader train_loader(std::make_shared<data::TensorDataset>(x, y), options);
+  optim::Adam optimizer(model.parameters(), {0.01});
+  for (int epoch = 0; epoch < 3; ++epoch)
+    for (const data::Example& batch : train_loader) {
+      const Tensor xb = batch.data.to(device, /*non_blocking=*/true);
+      const Tensor yb = batch.target.to(device, /*non_blocking=*/true);
+      const Tensor logits = model(xb);
+      const Tensor loss = nn::cross_entropy(logits, yb);  // loss_fn(logits, yb)
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      std::cout << loss.item<float>() << "\n";  // .item() brings the scalar back to the host
+    }
+}
