@@ -3,7 +3,7 @@
 # machine (scripts/gpu-pack.sh makes it: that image has nvcc and PyTorch but not Locus's
 # Debian dependencies). Runs the whole test suite with the GPU tests enabled, every example on
 # cuda, compute-sanitizer memcheck over the CUDA tests, the GPU benchmarks beside PyTorch's in
-# the same call, and prints a short table last. Logs and JSON go to $OUT (or .gpu/out).
+# the same call, `locus train --device cuda` and `locus bench`, and prints a short table last. Logs and JSON go to $OUT (or .gpu/out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-.gpu/out}"
@@ -59,7 +59,18 @@ for ex in "$pack"/examples/example_*; do
 done
 row "examples on cuda" "$ok ok${bad:+, failed:$bad}"
 
-# 4. GPU benchmarks, Locus and PyTorch in the same call, then the ratios.
+# 4. The main job on the GPU, and the tutorials' benchmark.
+if ls "$pack"/data/*.gz >/dev/null 2>&1; then
+  "$pack"/bin/locus train --device cuda --data "$pack"/data > "$out/train.log" 2>/dev/null
+  row "locus train --device cuda" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$out/train.log" | tr '\n' ' ')"
+else
+  row "locus train --device cuda" "skipped: no dataset in the pack"
+fi
+"$pack"/bin/locus bench > "$out/bench_cli.txt" 2>&1
+row "locus bench" "rc $?"
+cat "$out/bench_cli.txt"
+
+# 5. GPU benchmarks, Locus and PyTorch in the same call, then the ratios.
 "$pack"/bench/locus_gpu_bench --json "$out/locus_gpu.json" > "$out/locus_bench.log" 2>&1
 row "locus_gpu_bench" "rc $?"
 PYTHONUNBUFFERED=1 python3 "$pack"/bench/torch_gpu_bench.py --json "$out/torch_gpu.json" > "$out/torch_bench.log" 2>&1

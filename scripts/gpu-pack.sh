@@ -3,7 +3,8 @@
 # Builds Locus with the CUDA backend as a shared library (one copy of the kernels instead of
 # one per binary), gathers the binaries, the shared libraries they need that the GPU machine's
 # image lacks (OpenBLAS and its Fortran runtime; cuBLAS is there with the CUDA toolkit), and
-# the PyTorch side of the benchmarks from ../shared/bench, into .gpu/pack.tar.xz (git-ignored).
+# the PyTorch side of the benchmarks from ../shared/bench and Fashion-MNIST, into
+# .gpu/pack.tar.xz (git-ignored).
 # Then: device run with carry [".gpu"] and the command "scripts/gpu-check.sh".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ scripts/build.sh gpu-pack
 build=build/gpu-pack
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,lib,tests,examples,bench}
+mkdir -p "$stage"/{bin,lib,tests,examples,bench,data}
 cp "$build"/bin/locus "$stage"/bin/
 cp "$build"/tests/locus_tests "$stage"/tests/
 cp "$build"/examples/example_* "$stage"/examples/
@@ -26,6 +27,8 @@ strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$sta
 shared=../shared/bench
 [ -d "$shared" ] || shared=shared/bench
 cp "$shared"/torch_gpu_bench.py "$shared"/compare.py "$stage"/bench/
+# Fashion-MNIST for `locus train --device cuda` (the GPU image has no Debian packages).
+cp /usr/share/datasets/fashion-mnist/*.gz "$stage"/data/ 2>/dev/null || echo "warning: dataset-fashion-mnist not installed; locus train will be skipped there"
 mkdir -p .gpu
 tar -C "$stage" -cf - . | xz -T2 -6 > .gpu/pack.tar.xz
 echo "packed $(du -h .gpu/pack.tar.xz | cut -f1) into .gpu/pack.tar.xz (carry .gpu)"
