@@ -153,7 +153,13 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   record(out, "MatmulBackward", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga, gb;
     if (need_a) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, A.dtype());
-    if (need_b) gb = sum_to(matmul(A.transpose(-2, -1), g), sb, B.dtype());
+    if (need_b) {
+      // A weight used as W.t() (Linear) gets its gradient in W's own layout: (g^T A)^T rather
+      // than A^T g, so the gradient the optimizer reads is contiguous.
+      const bool transposed_view = B.dim() == 2 && A.dim() == 2 && B.stride(0) == 1 && B.stride(1) == B.size(0);
+      gb = transposed_view ? matmul(g.t(), A).t() : sum_to(matmul(A.transpose(-2, -1), g), sb, B.dtype());
+      if (transposed_view && gb.dtype() != B.dtype()) gb = gb.to(B.dtype());
+    }
     return {ga, gb};
   }, {&a, &b});
 }
