@@ -9,7 +9,7 @@
 namespace locus::cpu {
 namespace {
 
-constexpr size_t kLargeThreshold = size_t{1} << 20;
+constexpr size_t kLargeThreshold = size_t{128} << 10;  // glibc mmaps from here on: each call would page-fault
 
 size_t cache_limit() {
   if (const char* env = std::getenv("LOCUS_CPU_CACHE_BYTES")) {

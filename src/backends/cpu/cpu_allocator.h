@@ -8,7 +8,7 @@
 
 namespace locus::cpu {
 
-/// Small buffers (up to 1 MiB) come from malloc, which is fast for them. Large ones come from a
+/// Small buffers (under 128 KiB) come from malloc, which is fast for them. Larger ones come from a
 /// CachingAllocator over mmap'ed pages, so a fresh 64 MiB result reuses pages that are already
 /// mapped instead of paying ~16k page faults each time; the pool keeps at most
 /// LOCUS_CPU_CACHE_BYTES (default min(1 GiB, RAM/8)) of unused memory. Every byte is counted.
