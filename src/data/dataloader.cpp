@@ -118,8 +118,7 @@ DataLoader::Iterator DataLoader::begin() {
   }
   run_ = std::move(run);
   if (!run_->batches.empty()) {
-    run_->next_out = 0;
-    // Prime: batch 0 becomes current (and batch 1 starts moving).
+    // Prime: batch 0 becomes current (and batch 1 starts moving); advance() wraps -1 to 0.
     run_->next_out = static_cast<size_t>(-1);
     advance();
   }
