@@ -27,7 +27,13 @@ namespace autograd {
 
 std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
   Tensor g = grad.dtype() == leaf_->dtype() ? grad : grad.to(leaf_->dtype());
-  if (leaf_->grad()) g = add(Tensor(leaf_->grad()), g);
+  if (leaf_->grad()) {
+    g = add(Tensor(leaf_->grad()), g);
+  } else if (g.impl()->storage()->use_count() > 1) {
+    // The same buffer may also be another leaf's gradient (y = a + b hands both the same g):
+    // each leaf owns its own, so changing one grad in place never changes another.
+    g = g.clone();
+  }
   leaf_->set_grad(detail::intrusive_ptr<detail::TensorImpl>(g.detach().impl()));
   return {};
 }

@@ -114,6 +114,15 @@ TEST_P(OnEachDevice, AccumulationSeedsAndDeviceCrossing) {
   x.set_grad(Tensor());
   mul(x, x).backward(tensor({1.0, 0.0, -1.0}).to(d));
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 0, -6}));
+  // Two leaves handed the same upstream gradient do not share a buffer.
+  const Tensor a = ones({2}, TensorOptions().device(d).requires_grad(true));
+  const Tensor b = ones({2}, TensorOptions().device(d).requires_grad(true));
+  add(a, b).sum().backward();
+  {
+    NoGradGuard g;
+    a.grad().mul_(5.0);
+  }
+  EXPECT_EQ(values(b.grad()), (std::vector<double>{1, 1}));
   // A graph that crosses devices: the gradient lands on the leaf's own device.
   const Tensor leaf = tensor({1.0, -1.0}, TensorOptions().requires_grad(true));
   (leaf.to(d) * 2.0).to(Device("cpu")).sum().backward();
