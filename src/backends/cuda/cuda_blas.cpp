@@ -11,9 +11,9 @@
 #include "locus/errors.h"
 #include "locus/precision.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
 #include "src/backends/cuda/kernel_params.h"
-#include "src/runtime/device_runtime.h"
 
 namespace locus::cuda_backend {
 namespace {
@@ -105,9 +105,7 @@ bool as_operand(const char* data, int64_t batch_stride, int64_t row, int64_t col
 BlasOperand make_contiguous(const ops::MatmulArgs& g, const char* data, int64_t batch, int64_t batch_stride, int64_t row,
                             int64_t col, int64_t rows, int64_t cols, detail::DataPtr& buffer, cudaStream_t stream) {
   const auto item = static_cast<int64_t>(itemsize(g.dtype));
-  const Device device(DeviceType::CUDA, g.device);
-  buffer = runtime::allocator_for(device).allocate(static_cast<size_t>(batch * rows * cols * item),
-                                                   current_stream_id(g.device));
+  buffer = device_scratch(g.device, static_cast<size_t>(batch * rows * cols * item));
   IterParams it;
   it.ndim = 3, it.noperands = 2, it.numel = batch * rows * cols;
   const int64_t shape[3] = {batch, rows, cols};

@@ -7,11 +7,9 @@
 
 namespace locus::cuda_backend {
 
-void check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
+void throw_cuda_error(cudaError_t err, const std::string& what) {
   cudaGetLastError();
-  throw Error(std::string("CUDA error during ") + what + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) +
-              ")");
+  throw Error("CUDA error during " + what + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")");
 }
 
 void activate(int device) {

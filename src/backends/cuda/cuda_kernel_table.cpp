@@ -18,6 +18,7 @@
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_blas.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
 #include "src/backends/cuda/kernel_params.h"
 #include "src/runtime/device_runtime.h"
@@ -32,6 +33,11 @@ static_assert(static_cast<int>(DT::Float64) == static_cast<int>(DType::Float64) 
 DT dt(DType d) { return static_cast<DT>(d); }
 
 std::string op_text(ops::OpId op) { return "locus::" + std::string(ops::op_name(op)); }
+
+// The launch status, with the op's name put into the message only when there is an error.
+void check_op(cudaError_t err, ops::OpId op) {
+  check_lazy(err, [op] { return op_text(op); });
+}
 
 IterParams params_of(const ops::StridedIter& it, ops::OpId op) {
   if (it.shape.size() > static_cast<size_t>(kMaxDims))
@@ -67,24 +73,20 @@ struct Launch {
   explicit Launch(int d) : device(d), stream(current_native_stream(d)) { activate(d); }
 };
 
-detail::DataPtr scratch(int device, size_t bytes) {
-  return runtime::allocator_for(Device(DeviceType::CUDA, device)).allocate(bytes, current_stream_id(device));
-}
-
 void binary(ops::OpId op, const ops::StridedIter& it, const Scalar& alpha) {
   Launch l(it.device);
-  check(launch_binary(op, params_of(it, op), nullptr, scalar_of(alpha), l.stream), op_text(op).c_str());
+  check_op(launch_binary(op, params_of(it, op), nullptr, scalar_of(alpha), l.stream), op);
 }
 
 void binary_scalar(ops::OpId op, const ops::StridedIter& it, const Scalar& b, const Scalar& alpha) {
   Launch l(it.device);
   const ScalarArg value = scalar_of(b);
-  check(launch_binary(op, params_of(it, op), &value, scalar_of(alpha), l.stream), op_text(op).c_str());
+  check_op(launch_binary(op, params_of(it, op), &value, scalar_of(alpha), l.stream), op);
 }
 
 void unary(ops::OpId op, const ops::StridedIter& it, const Scalar& lo, const Scalar& hi, bool has_lo, bool has_hi) {
   Launch l(it.device);
-  check(launch_unary(op, params_of(it, op), scalar_of(lo), scalar_of(hi), has_lo, has_hi, l.stream), op_text(op).c_str());
+  check_op(launch_unary(op, params_of(it, op), scalar_of(lo), scalar_of(hi), has_lo, has_hi, l.stream), op);
 }
 
 void where(const ops::StridedIter& it) {
@@ -120,8 +122,8 @@ void reduce(const ops::ReduceArgs& a) {
     }
     p.out_numel = a.out_numel, p.reduce_numel = a.reduce_numel;
     const size_t bytes = sum_workspace_bytes(p, sms);
-    detail::DataPtr work = bytes ? scratch(a.device, bytes) : detail::DataPtr();
-    check(launch_sum(p, work.get(), sms, l.stream), op_text(a.op).c_str());
+    detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
+    check_op(launch_sum(p, work.get(), sms, l.stream), a.op);
     return;
   }
   ExtremeParams p;
@@ -136,8 +138,8 @@ void reduce(const ops::ReduceArgs& a) {
     p.indices = reinterpret_cast<int64_t*>(a.indices);
   }
   const size_t bytes = extreme_workspace_bytes(p, sms);
-  detail::DataPtr work = bytes ? scratch(a.device, bytes) : detail::DataPtr();
-  check(launch_extreme(p, work.get(), sms, l.stream), op_text(a.op).c_str());
+  detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
+  check_op(launch_extreme(p, work.get(), sms, l.stream), a.op);
 }
 
 void softmax(const ops::SoftmaxArgs& a) {
@@ -154,12 +156,12 @@ void index(const ops::IndexArgs& a) {
   Launch l(a.device);
   const int64_t count = a.op == ops::OpId::IndexSelect ? a.out_dim : a.outer * a.out_dim * a.inner;
   // Validate before writing anything, as on the CPU, so a bad index leaves `out` untouched.
-  detail::DataPtr status = scratch(a.device, 2 * sizeof(int64_t));
+  detail::DataPtr status = device_scratch(a.device, 2 * sizeof(int64_t));
   auto* flag = static_cast<int64_t*>(status.get());
-  check(launch_check_indices(a.index, count, a.in_dim, flag, l.stream), op_text(a.op).c_str());
+  check_op(launch_check_indices(a.index, count, a.in_dim, flag, l.stream), a.op);
   int64_t host[2] = {0, 0};
-  check(cudaMemcpyAsync(host, flag, sizeof(host), cudaMemcpyDeviceToHost, l.stream), op_text(a.op).c_str());
-  check(cudaStreamSynchronize(l.stream), op_text(a.op).c_str());
+  check_op(cudaMemcpyAsync(host, flag, sizeof(host), cudaMemcpyDeviceToHost, l.stream), a.op);
+  check_op(cudaStreamSynchronize(l.stream), a.op);
   if (host[0])
     throw IndexError("[" + op_text(a.op) + "] index " + std::to_string(host[1]) +
                      " is out of bounds for dimension of size " + std::to_string(a.in_dim));
@@ -168,7 +170,7 @@ void index(const ops::IndexArgs& a) {
   p.item = static_cast<int>(itemsize(a.dtype));
   p.in = a.in, p.out = a.out, p.index = a.index;
   p.outer = a.outer, p.in_dim = a.in_dim, p.out_dim = a.out_dim, p.inner = a.inner;
-  check(launch_index(p, l.stream), op_text(a.op).c_str());
+  check_op(launch_index(p, l.stream), a.op);
 }
 
 void random(const ops::RandomArgs& a) {
@@ -180,7 +182,7 @@ void random(const ops::RandomArgs& a) {
   p.numel = a.numel;
   p.seed = a.seed, p.offset = a.offset;
   p.low = a.low, p.high = a.high;
-  check(launch_random(p, l.stream), op_text(a.op).c_str());
+  check_op(launch_random(p, l.stream), a.op);
 }
 
 }  // namespace

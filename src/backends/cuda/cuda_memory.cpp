@@ -4,6 +4,7 @@
 
 #include "src/backends/cuda/cuda_check.h"
 #include "src/backends/cuda/cuda_streams.h"
+#include "src/runtime/device_runtime.h"
 #include "src/runtime/host_memory.h"
 
 namespace locus::cuda_backend {
@@ -82,5 +83,9 @@ class PinnedMemory final : public StreamEvents {
 
 std::unique_ptr<runtime::RawMemory> make_device_memory(int device) { return std::make_unique<DeviceMemory>(device); }
 std::unique_ptr<runtime::RawMemory> make_pinned_memory() { return std::make_unique<PinnedMemory>(); }
+
+detail::DataPtr device_scratch(int device, size_t bytes) {
+  return runtime::allocator_for(Device(DeviceType::CUDA, device)).allocate(bytes, current_stream_id(device));
+}
 
 }  // namespace locus::cuda_backend

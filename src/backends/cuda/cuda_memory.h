@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "locus/detail/storage.h"
 #include "src/runtime/raw_memory.h"
 
 namespace locus::cuda_backend {
@@ -13,5 +14,8 @@ namespace locus::cuda_backend {
 std::unique_ptr<runtime::RawMemory> make_device_memory(int device);
 /// cudaHostAlloc (portable: usable from every device) / cudaFreeHost.
 std::unique_ptr<runtime::RawMemory> make_pinned_memory();
+/// Scratch memory on `device` from its caching allocator, owned by the thread's current stream
+/// there, so kernels queued on that stream may use it even after it is freed.
+detail::DataPtr device_scratch(int device, size_t bytes);
 
 }  // namespace locus::cuda_backend

@@ -55,8 +55,8 @@ std::unique_ptr<detail::PendingWork> copy(const runtime::CopyRequest& r) {
     activate(device);
     const runtime::StreamId stream = current_stream_id(device);
     cudaStream_t native = native_stream(stream);
-    check(cudaMemcpyAsync(r.dst, r.src, r.n, h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, native),
-          describe(r).c_str());
+    check_lazy(cudaMemcpyAsync(r.dst, r.src, r.n, h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, native),
+               [&] { return describe(r); });
     if (r.non_blocking && r.pinned_block) {
       runtime::pinned_allocator().record_stream(*r.pinned_block, stream);
       cudaEvent_t event = static_cast<cudaEvent_t>(streams.event_create(device, false));
@@ -68,14 +68,15 @@ std::unique_ptr<detail::PendingWork> copy(const runtime::CopyRequest& r) {
       }
       return std::make_unique<CopyInFlight>(event);
     }
-    check(cudaStreamSynchronize(native), describe(r).c_str());
+    check_lazy(cudaStreamSynchronize(native), [&] { return describe(r); });
     return nullptr;
   }
   const int src = r.src_device.index(), dst = r.dst_device.index();
   const runtime::StreamId src_stream = current_stream_id(src);
   if (src == dst) {
     activate(src);
-    check(cudaMemcpyAsync(r.dst, r.src, r.n, cudaMemcpyDeviceToDevice, native_stream(src_stream)), describe(r).c_str());
+    check_lazy(cudaMemcpyAsync(r.dst, r.src, r.n, cudaMemcpyDeviceToDevice, native_stream(src_stream)),
+               [&] { return describe(r); });
     return nullptr;
   }
   // Two-way barrier: the copy waits for work already queued on the destination (which may still
@@ -84,7 +85,8 @@ std::unique_ptr<detail::PendingWork> copy(const runtime::CopyRequest& r) {
   enable_peer_access(src, dst);
   streams.wait_stream(src_stream, dst_stream);
   activate(src);
-  check(cudaMemcpyPeerAsync(r.dst, dst, r.src, src, r.n, native_stream(src_stream)), describe(r).c_str());
+  check_lazy(cudaMemcpyPeerAsync(r.dst, dst, r.src, src, r.n, native_stream(src_stream)),
+             [&] { return describe(r); });
   streams.wait_stream(dst_stream, src_stream);
   return nullptr;
 }
