@@ -43,26 +43,14 @@ __global__ void __launch_bounds__(kThreads) softmax_rows_kernel(SoftmaxParams p)
     for (int64_t j = lane; j < p.dim; j += G) m = max_nan(m, load(in + j));
   m = group_reduce<G>(MaxValue<C>{m}, [](MaxValue<C> a, MaxValue<C> b) { return MaxValue<C>{max_nan(a.v, b.v)}; },
                       max_scratch).v;
-  if constexpr (G == kThreads) {
-    if (threadIdx.x == 0) row_max = m;
-    __syncthreads();
-    m = row_max;
-  } else {
-    m = __shfl_sync(0xffffffffu, m, 0, G);
-  }
+  m = group_broadcast<G>(m, &row_max);
   // An all -inf row has max -inf; subtracting it would give NaN, so shift by 0 instead.
   const C shift = m == -INFINITY ? C(0) : m;
   C s = 0;
   if (active)
     for (int64_t j = lane; j < p.dim; j += G) s += ::exp(load(in + j) - shift);
   s = group_reduce<G>(SumValue<C>{s}, [](SumValue<C> a, SumValue<C> b) { return SumValue<C>{a.v + b.v}; }, sum_scratch).v;
-  if constexpr (G == kThreads) {
-    if (threadIdx.x == 0) row_sum = s;
-    __syncthreads();
-    s = row_sum;
-  } else {
-    s = __shfl_sync(0xffffffffu, s, 0, G);
-  }
+  s = group_broadcast<G>(s, &row_sum);
   if (!active) return;
   const C log_sum = ::log(s);
   const C inv = C(1) / s;

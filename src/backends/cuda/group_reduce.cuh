@@ -40,6 +40,21 @@ __device__ __forceinline__ V group_reduce(V v, Combine combine, std::type_identi
   }
 }
 
+/// Hands the value of the group's first thread to every thread of the group (after
+/// group_reduce, whose result only lane 0 holds). G = 256 uses `slot` and needs the whole block.
+template <int G, class T>
+__device__ __forceinline__ T group_broadcast(T v, T* slot) {
+  if constexpr (G == 1) {
+    return v;
+  } else if constexpr (G == 32) {
+    return __shfl_sync(0xffffffffu, v, 0);
+  } else {
+    if (threadIdx.x == 0) *slot = v;
+    __syncthreads();
+    return *slot;
+  }
+}
+
 /// A running sum in accumulator type A.
 template <class A>
 struct SumValue {
