@@ -8,6 +8,7 @@
 
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
+#include "tools/locus/mlp.h"
 
 using namespace locus;
 using bench::gbps;
@@ -44,8 +45,7 @@ void mlp() {
   manual_seed(0);
   for (int64_t batch : {64, 512}) {
     for (const std::string opt_name : {"sgd", "adam"}) {
-      auto model = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
-          std::make_shared<nn::Linear>(784, 256), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(256, 10)});
+      auto model = locus::cli::make_mlp();
       std::unique_ptr<optim::Optimizer> opt;
       if (opt_name == "sgd") opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{0.01});
       else opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{1e-3});

@@ -9,6 +9,7 @@
 
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
+#include "tools/locus/mlp.h"
 
 using namespace locus;
 using bench::gbps;
@@ -118,8 +119,7 @@ void overhead_group() {
 void mlp_group() {
   auto make = [] {
     manual_seed(0);
-    auto m = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
-        std::make_shared<nn::Linear>(784, 256), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(256, 10)});
+    auto m = locus::cli::make_mlp();
     m->to(kGpu);
     return m;
   };

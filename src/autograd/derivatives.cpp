@@ -49,7 +49,7 @@ void record_binary(OpId op, const Tensor& a, const Tensor& b, const Scalar& alph
   }, {&a, &b});
 }
 
-void record_binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Scalar& alpha, const Tensor& out) {
+void record_binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Tensor& out) {
   const DType dt = out.dtype();
   const Tensor A = a.detach();
   const Shape sa = a.shape();
@@ -67,7 +67,6 @@ void record_binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Scala
     }
     return {sum_to(ga, sa, da)};
   }, {&a});
-  (void)alpha;
 }
 
 void record_unary(OpId op, const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,

@@ -11,7 +11,8 @@
 namespace locus::autograd {
 
 void record_binary(ops::OpId op, const Tensor& a, const Tensor& b, const Scalar& alpha, const Tensor& out);
-void record_binary_scalar(ops::OpId op, const Tensor& a, const Scalar& b, const Scalar& alpha, const Tensor& out);
+/// a op b for a scalar b (alpha does not reach a's gradient: it only scales b).
+void record_binary_scalar(ops::OpId op, const Tensor& a, const Scalar& b, const Tensor& out);
 void record_unary(ops::OpId op, const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
                   const Tensor& out);
 void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, const Tensor& out);

@@ -122,7 +122,7 @@ Tensor binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Scalar& al
   k->binary_scalar(op, make_iter(target, {&ca}), b, alpha);
   if (out.defined() && !direct) out.copy_(target);
   if (!out.defined() && is_floating_point(result) && autograd::needs_grad({&a}))
-    autograd::record_binary_scalar(op, a, b, alpha, target);
+    autograd::record_binary_scalar(op, a, b, target);
   return out.defined() ? out : target;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The model of the tutorials and of `locus train` / `locus bench`: 784-256-10 with ReLU.
+// The model of the tutorials, of `locus train` / `locus bench` and of the mlp benchmarks:
+// 784-256-10 with ReLU.
 
 #include <memory>
 
