@@ -93,9 +93,9 @@ Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype) {
   return g.dtype() == dtype ? g : g.to(dtype);
 }
 
-void check_not_recording_into(const Tensor& t, const char* op) {
+void check_not_recording_into(const Tensor& t, std::string_view op) {
   if (t_grad_enabled && t.requires_grad())
-    throw ValueError(std::string("[locus::") + op + "] writes into a tensor that requires grad, which autograd cannot " +
+    throw ValueError("[locus::" + std::string(op) + "] writes into a tensor that requires grad, which autograd cannot " +
                      "record; use the out-of-place form, or wrap the update in NoGradGuard (as optimizers do)");
 }
 

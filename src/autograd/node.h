@@ -5,6 +5,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "locus/tensor.h"
@@ -61,6 +62,6 @@ void record(const Tensor& out, const char* name, FunctionNode::Backward backward
 Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype);
 /// ValueError when `t` requires grad while recording: in-place and out= forms are not
 /// differentiable (update parameters under NoGradGuard).
-void check_not_recording_into(const Tensor& t, const char* op);
+void check_not_recording_into(const Tensor& t, std::string_view op);
 
 }  // namespace locus::autograd

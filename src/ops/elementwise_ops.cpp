@@ -63,8 +63,7 @@ void check_out(OpId op, const Tensor& out, const Shape& shape, DType result, Dev
 // In-place and out= forms write into a given tensor, which autograd cannot record.
 void check_out_grad(OpId op, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
   if (!out.defined()) return;
-  const std::string name(op_name(op));
-  autograd::check_not_recording_into(out, name.c_str());
+  autograd::check_not_recording_into(out, op_name(op));
   if (autograd::needs_grad(inputs))
     throw ValueError(op_prefix(op) + "the in-place and out= forms are not differentiable, and an input requires "
                                      "grad; use the out-of-place form");
