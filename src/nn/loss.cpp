@@ -44,7 +44,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
     // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows.
     picked = eq(arange(c, TensorOptions().device(log_probs.device())).view({1, c}), t).to(log_probs.dtype());
   }
-  return div(neg(sum(mul(log_probs, picked))), static_cast<double>(std::max<int64_t>(n, 1)));
+  // The mean over an empty batch is 0/0 = NaN, as in PyTorch.
+  return div(neg(sum(mul(log_probs, picked))), static_cast<double>(n));
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target) { return nll_loss(log_softmax(logits, 1), target); }

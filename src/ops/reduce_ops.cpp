@@ -90,8 +90,13 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
 ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   const Device device = x.device();
   const std::string name(ops::op_name(op));
-  if (x.numel() == 0)
-    throw ValueError("[locus::" + name + "] cannot reduce an empty tensor: the result has no identity value");
+  // As PyTorch: an empty tensor has no max without a dim; along a dim of size 0 neither; along
+  // another dim the result is simply empty.
+  if (x.numel() == 0 && !dim)
+    throw IndexError("[locus::" + name + "] expected a reduction dim for a tensor with 0 elements (there is no " + name +
+                     " of nothing); pass one with the dim argument");
+  if (x.numel() == 0 && x.dim() > 0 && x.size(*dim) == 0)
+    throw IndexError("[locus::" + name + "] expected reduction dim " + std::to_string(*dim) + " to have non-zero size");
   if (x.dtype() == DType::Bool && op != OpId::Argmax)
     throw DTypeError("[locus::" + name + "] is not supported for bool tensors");
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());

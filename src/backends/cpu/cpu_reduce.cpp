@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "locus/errors.h"
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/parallel.h"
@@ -15,16 +17,23 @@ namespace {
 template <class T>
 using acc_t = std::conditional_t<is_float_v<T>, double, int64_t>;
 
+// The type of the short-block partials in sum_run: floats keep their compute type (the vector
+// width matters and a block is short), integers and bool add in int64 from the first element.
+// (Narrow lanes once summed bool and 8-bit tensors modulo 256: ones(4096, kBool).sum() was 16.)
+template <class T>
+using lane_t = std::conditional_t<is_float_v<T>, compute_t<T>, int64_t>;
+
 // Sum of a strided run, with independent lanes so the compiler vectorises without having to
 // reorder a single floating-point chain.
 template <class T>
 acc_t<T> sum_run(const char* p, int64_t stride, int64_t n) {
   using A = acc_t<T>;
   using C = compute_t<T>;
+  using L = lane_t<T>;
   if (stride == sizeof(T)) {
     const T* x = reinterpret_cast<const T*>(p);
     constexpr int kLanes = 16;
-    C lanes[kLanes] = {};
+    L lanes[kLanes] = {};
     int64_t i = 0;
     // Float partials over short blocks keep the vector width; blocks fold into A exactly enough
     // (error grows with the block length 16*kBlock, not with n).
@@ -32,10 +41,10 @@ acc_t<T> sum_run(const char* p, int64_t stride, int64_t n) {
     constexpr int64_t kBlock = 256;
     for (; i + kLanes * kBlock <= n; i += kLanes * kBlock) {
       for (int64_t b = 0; b < kBlock; ++b)
-        for (int j = 0; j < kLanes; ++j) lanes[j] += C(x[i + b * kLanes + j]);
+        for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<L>(C(x[i + b * kLanes + j]));
       for (int j = 0; j < kLanes; ++j) {
         total += static_cast<A>(lanes[j]);
-        lanes[j] = C(0);
+        lanes[j] = L(0);
       }
     }
     for (; i < n; ++i) total += static_cast<A>(C(x[i]));
@@ -85,12 +94,13 @@ void sum_typed(const ops::ReduceArgs& a) {
   using A = acc_t<T>;
   const int nd = static_cast<int>(a.shape.size());
   const int64_t numel = a.shape.numel();
-  const int64_t rows = nd ? numel / a.shape[nd - 1] : 1;
   std::vector<A> acc(static_cast<size_t>(a.out_numel), A(0));
+  // An empty input sums to 0 and means to 0/0 = NaN; nothing below may divide by its count.
   if (numel == 0) {
   } else if (nd == 0) {
     acc[0] = static_cast<A>(compute_t<T>(*reinterpret_cast<const T*>(a.in)));
   } else {
+    const int64_t rows = numel / a.shape[nd - 1];
     const int nt = max_threads();
     const bool parallel = numel * static_cast<int64_t>(sizeof(T)) >= kParallelBytes && nt > 1 &&
                           a.out_numel * 64 <= numel;
@@ -125,7 +135,8 @@ void sum_typed(const ops::ReduceArgs& a) {
   LOCUS_DISPATCH_ALL(a.out_dtype, {
     auto* out = reinterpret_cast<scalar_t*>(a.out);
     for (int64_t i = 0; i < a.out_numel; ++i) {
-      if (mean) out[i] = static_cast<scalar_t>(static_cast<double>(acc[i]) / static_cast<double>(a.reduce_numel));
+      if (mean) out[i] = static_cast<scalar_t>(a.reduce_numel == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                                                     : static_cast<double>(acc[i]) / static_cast<double>(a.reduce_numel));
       else if constexpr (std::is_same_v<scalar_t, bool>) out[i] = acc[i] != A(0);
       else out[i] = static_cast<scalar_t>(acc[i]);
     }
@@ -146,6 +157,8 @@ template <class T>
 void extreme_typed(const ops::ReduceArgs& a) {
   using C = compute_t<T>;
   const int64_t outer = a.shape[0], dim = a.shape[1], inner = a.shape[2];
+  if (outer * inner == 0) return;
+  if (dim == 0) throw ValueError("[locus::" + std::string(ops::op_name(a.op)) + "] reduction over an empty dim");
   const T* in = reinterpret_cast<const T*>(a.in);
   const ops::OpId cmp = a.op == ops::OpId::Argmax ? ops::OpId::Max : a.op;
   auto* idx_out = reinterpret_cast<int64_t*>(a.op == ops::OpId::Argmax ? a.out : a.indices);

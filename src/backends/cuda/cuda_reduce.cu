@@ -311,6 +311,7 @@ cudaError_t launch_sum(const SumParams& p, void* workspace, int sm_count, cudaSt
 }
 
 size_t extreme_workspace_bytes(const ExtremeParams& p, int sm_count) {
+  if (p.outer * p.inner == 0 || p.dim == 0) return 0;  // make_plan divides by the reduced length
   const Plan plan = extreme_plan(p, sm_count);
   if (plan.splits <= 1) return 0;
   size_t item = 0;
