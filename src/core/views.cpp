@@ -8,6 +8,7 @@
 #include "locus/autograd.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
 
 namespace locus {
@@ -52,22 +53,27 @@ int64_t wrap(int64_t d, int64_t ndim, const char* op) {
   return d < 0 ? d + n : d;
 }
 
-// Resolves one -1 entry and checks the element count.
-Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
+// Resolves one -1 entry and checks the element count. The product of the given dims is checked
+// for overflow first: a wrapping product could otherwise match `numel` (an empty tensor viewed
+// as [2^32, 2^32, 0] once did).
+Shape infer_shape(const Shape& shape, int64_t numel, size_t itemsize, const char* op) {
   Shape out = shape;
-  int64_t known = 1, infer = -1;
+  int64_t infer = -1;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == -1) {
-      if (infer >= 0) throw ShapeError(std::string("[locus::") + op + "] only one dimension can be inferred");
-      infer = static_cast<int64_t>(i);
-    } else if (out[i] < 0) {
-      throw ShapeError(std::string("[locus::") + op + "] invalid shape dimension " + std::to_string(out[i]));
-    } else {
-      known *= out[i];
-    }
+    if (out[i] != -1) continue;
+    if (infer >= 0) throw ShapeError(std::string("[locus::") + op + "] only one dimension can be inferred");
+    infer = static_cast<int64_t>(i);
+    out[i] = 1;
   }
+  const int64_t known = detail::checked_numel(out, itemsize, op);
   if (infer >= 0) {
-    if (known == 0 || numel % known != 0) {
+    if (known == 0) {
+      std::ostringstream os;
+      os << "[locus::" << op << "] cannot reshape tensor of " << numel << " elements into shape " << shape
+         << " because the unspecified dimension size -1 can be any value and is ambiguous";
+      throw ShapeError(os.str());
+    }
+    if (numel % known != 0) {
       std::ostringstream os;
       os << "[locus::" << op << "] shape " << shape << " is invalid for input of size " << numel;
       throw ShapeError(os.str());
@@ -118,7 +124,7 @@ int64_t Tensor::size(int64_t d) const { return shape()[static_cast<size_t>(wrap(
 int64_t Tensor::stride(int64_t d) const { return strides()[static_cast<size_t>(wrap(d, dim(), "stride"))]; }
 
 Tensor Tensor::view(const Shape& shape) const {
-  const Shape target = infer_shape(shape, numel(), "view");
+  const Shape target = infer_shape(shape, numel(), itemsize(), "view");
   auto st = view_strides(this->shape(), strides(), target);
   if (!st) {
     std::ostringstream os;
@@ -130,7 +136,7 @@ Tensor Tensor::view(const Shape& shape) const {
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
-  const Shape target = infer_shape(shape, numel(), "reshape");
+  const Shape target = infer_shape(shape, numel(), itemsize(), "reshape");
   if (auto st = view_strides(this->shape(), strides(), target))
     return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ReshapeBackward", reshape_back(*this));
   return clone().view(target);
@@ -258,6 +264,11 @@ Tensor Tensor::expand(const Shape& target) const {
       continue;
     }
     const int64_t have = shape()[i - off];
+    if (want < -1) {
+      std::ostringstream os;
+      os << "[locus::expand] negative dimension " << want << " at index " << i << " in shape " << target;
+      throw ShapeError(os.str());
+    }
     if (want == -1 || want == have) {
       sizes[i] = have;
       st[i] = strides()[i - off];
@@ -272,6 +283,7 @@ Tensor Tensor::expand(const Shape& target) const {
     }
   }
   if (sizes == shape() && st == strides()) return *this;
+  detail::checked_numel(sizes, itemsize(), "expand");
   const Shape base_shape = shape();
   const DType base_dtype = dtype();
   return recorded(*this, make_view(*this, sizes, st, storage_offset()), "ExpandBackward",
@@ -286,9 +298,9 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   const int64_t b = start ? clip(*start) : 0;
   const int64_t e = std::max(b, stop ? clip(*stop) : n);
   Shape sizes = shape(), st = strides();
-  sizes[w] = (e - b + step - 1) / step;
+  sizes[w] = e == b ? 0 : (e - b - 1) / step + 1;  // no e - b + step - 1: a huge step would wrap
   const int64_t offset = storage_offset() + b * st[w];
-  st[w] *= step;
+  if (sizes[w] > 1) st[w] *= step;  // step < n here, so the product stays within the storage's reach
   return recorded(*this, make_view(*this, sizes, st, offset), "SliceBackward",
                   scatter_back(*this, [d, b, e, step](const Tensor& z) { return z.slice(d, b, e, step); }));
 }

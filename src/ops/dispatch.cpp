@@ -9,6 +9,7 @@
 
 #include "locus/errors.h"
 #include "locus/fallback.h"
+#include "src/core/shape_check.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -108,11 +109,7 @@ const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
 }
 
 Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
-  int64_t numel = 1;
-  for (int64_t s : shape) {
-    if (s < 0) throw ValueError("negative dimension in shape");
-    numel *= s;
-  }
+  const int64_t numel = detail::checked_numel(shape, itemsize(dtype), "empty");
   if (pinned && !device.is_cpu())
     throw ValueError("pinned memory is host memory: a pinned tensor must be on cpu, not " + device.str());
   const size_t bytes = static_cast<size_t>(numel) * itemsize(dtype);

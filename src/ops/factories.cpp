@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/autograd.h"
 #include "src/autograd/node.h"
+#include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
@@ -37,9 +38,11 @@ Generator& generator() {
   return g;
 }
 
-Tensor make(const Shape& shape, const TensorOptions& o, DType fallback) {
+// `op` names the factory in errors: "[locus::zeros] negative dimension -1 ...".
+Tensor make(const Shape& shape, const TensorOptions& o, DType fallback, std::string_view op) {
   const Device device = runtime::resolve_device(o.device());
   const DType dtype = o.dtype_or(fallback);
+  detail::checked_numel(shape, itemsize(dtype), op);
   if (o.requires_grad() && !is_floating_point(dtype))
     throw DTypeError("only tensors of floating dtype can require gradients, got " + std::string(dtype_name(dtype)));
   Tensor t = ops::empty_on(shape, dtype, device, o.pinned_memory());
@@ -48,7 +51,7 @@ Tensor make(const Shape& shape, const TensorOptions& o, DType fallback) {
 }
 
 Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high) {
-  Tensor t = make(shape, o, fallback);
+  Tensor t = make(shape, o, fallback, ops::op_name(op));
   const ops::KernelTable* k = ops::kernels_for(op, t.device(), t.dtype());
   if (!k) {
     NoGradGuard filling;  // a factory's own writes are not part of any graph
@@ -92,7 +95,7 @@ using storage_t =
 
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions options) {
-  if (shape.numel() != static_cast<int64_t>(values.size())) {
+  if (detail::checked_numel(shape, sizeof(T), "tensor") != static_cast<int64_t>(values.size())) {
     std::ostringstream os;
     os << "[locus::tensor] " << values.size() << " values cannot fill shape " << shape << " (" << shape.numel() << " elements)";
     throw ShapeError(os.str());
@@ -108,7 +111,7 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions op
   Shape strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
   host.impl()->set_geometry(shape, strides, 0);
-  Tensor t = make(shape, options, natural_dtype<T>());
+  Tensor t = make(shape, options, natural_dtype<T>(), "tensor");
   NoGradGuard filling;
   t.copy_(host);
   return t;
@@ -144,14 +147,19 @@ LOCUS_TENSOR_FACTORY(float)
 LOCUS_TENSOR_FACTORY(double)
 #undef LOCUS_TENSOR_FACTORY
 
-Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, options, kDefaultFloat); }
-Tensor zeros(const Shape& shape, TensorOptions options) { return full(shape, 0, options.dtype(options.dtype_or(kDefaultFloat))); }
-Tensor ones(const Shape& shape, TensorOptions options) { return full(shape, 1, options.dtype(options.dtype_or(kDefaultFloat))); }
-
-Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
-  Tensor t = make(shape, options, value.natural_dtype());
+namespace {
+Tensor filled(const Shape& shape, const Scalar& value, const TensorOptions& options, DType fallback, std::string_view op) {
+  Tensor t = make(shape, options, fallback, op);
   NoGradGuard filling;
   return t.fill_(value);
+}
+}  // namespace
+
+Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, options, kDefaultFloat, "empty"); }
+Tensor zeros(const Shape& shape, TensorOptions options) { return filled(shape, 0, options, kDefaultFloat, "zeros"); }
+Tensor ones(const Shape& shape, TensorOptions options) { return filled(shape, 1, options, kDefaultFloat, "ones"); }
+Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
+  return filled(shape, value, options, value.natural_dtype(), "full");
 }
 
 Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
@@ -160,7 +168,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0) throw ValueError("[locus::arange] step must be nonzero");
   if ((e - s) / st < 0) throw ValueError("[locus::arange] upper bound and step sign are inconsistent");
-  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
+  const double count = std::ceil((e - s) / st);
+  // Checked before the cast: a double past int64's range (or NaN) has no int64 value to become.
+  if (!(count < 9.2233720368547758e18))
+    throw ValueError("[locus::arange] (end - start) / step = " + std::to_string(count) + " elements is not a tensor size");
+  const auto n = static_cast<int64_t>(count);
   const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   return generate(OpId::Arange, Shape{n}, options, floating ? kDefaultFloat : DType::Int64, s, st);
 }
@@ -203,12 +215,20 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
 }
 
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter, std::optional<Shape> strides) {
+  const int64_t numel = detail::checked_numel(shape, itemsize(dtype), "from_blob");
   Shape st = strides.value_or(Shape(shape.size(), 1));
   if (!strides)
     for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * std::max<int64_t>(shape[i], 1);
   if (st.size() != shape.size()) throw ShapeError("[locus::from_blob] strides and shape have different lengths");
-  int64_t extent = 1;
-  for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * st[i];
+  // The storage spans the furthest element the strides reach (nothing for an empty tensor).
+  int64_t extent = numel ? 1 : 0;
+  for (size_t i = 0; numel && i < shape.size(); ++i) {
+    int64_t reach = 0;
+    if (st[i] < 0) throw ShapeError("[locus::from_blob] negative stride " + std::to_string(st[i]) + " at index " + std::to_string(i));
+    if (__builtin_mul_overflow(shape[i] - 1, st[i], &reach) || __builtin_add_overflow(extent, reach, &extent) ||
+        extent > INT64_MAX / static_cast<int64_t>(itemsize(dtype)))
+      throw ShapeError("[locus::from_blob] the strides reach past what int64 can address");
+  }
   auto* ctx = deleter ? new std::function<void(void*)>(std::move(deleter)) : nullptr;
   detail::DataPtr::Deleter run_deleter = [](void* c, void* p) noexcept {
     auto* fn = static_cast<std::function<void(void*)>*>(c);

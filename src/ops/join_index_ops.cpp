@@ -33,7 +33,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
          << " outside dimension " << d;
       throw ShapeError(os.str());
     }
-    shape[static_cast<size_t>(d)] += t.size(d);
+    if (__builtin_add_overflow(shape[static_cast<size_t>(d)], t.size(d), &shape[static_cast<size_t>(d)]))
+      throw ShapeError("[locus::cat] the concatenated size along dimension " + std::to_string(d) + " overflows int64");
   }
   Tensor out = ops::empty_on(shape, dtype, first.device());
   {
