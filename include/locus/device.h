@@ -31,7 +31,9 @@ class Device {
   /// Parses "cpu", "cuda", "cuda:1", "mps", "sim:0". Strict: lower-case type, optional ':' plus
   /// a decimal index. Anything else throws ValueError naming the string and the accepted forms.
   /* implicit */ Device(std::string_view spec);
-  /* implicit */ Device(const char* spec) : Device(std::string_view(spec)) {}
+  /// As above. A null pointer throws ValueError: the literal 0 converts to one, so `x.to(0)`
+  /// lands here (PyTorch reads it as cuda:0), and it must not crash.
+  /* implicit */ Device(const char* spec) : Device(checked_spec(spec)) {}
   /* implicit */ Device(const std::string& spec) : Device(std::string_view(spec)) {}
 
   /// The device type.
@@ -54,6 +56,8 @@ class Device {
   friend bool operator!=(Device a, Device b) noexcept { return !(a == b); }
 
  private:
+  static std::string_view checked_spec(const char* spec);
+
   DeviceType type_;
   int8_t index_;
 };

@@ -35,6 +35,13 @@ Device::Device(DeviceType type, int index) : type_(type), index_(0) {
   index_ = static_cast<int8_t>(type == DeviceType::CPU ? -1 : index);
 }
 
+std::string_view Device::checked_spec(const char* spec) {
+  if (spec == nullptr)
+    throw ValueError("a device cannot be made from a null string. An integer 0 turns into one: x.to(0) means cuda:0 "
+                     "in PyTorch; in Locus write x.to(Device(\"cuda:0\")) or x.cuda()");
+  return spec;
+}
+
 Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
   const size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
