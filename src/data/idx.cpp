@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
@@ -66,24 +67,37 @@ Tensor read_idx(const std::string& path) {
   if (ndim == 0) fail(path, "the header declares 0 dimensions");
   const size_t header = 4 + 4 * size_t{ndim};
   if (bytes.size() < header) fail(path, "truncated inside the header");
+  // The element count is checked against the bytes actually present before anything is sized
+  // from it: a product that wraps once made a 16-byte file "hold" 2^64 elements, and the copy
+  // below read far past the buffer.
   Shape shape;
+  const size_t data_bytes = bytes.size() - header;
   size_t count = 1;
+  bool overflow = false;
   for (unsigned d = 0; d < ndim; ++d) {
     const uint32_t n = big_endian32(&bytes[4 + 4 * d]);
     shape.push_back(n);
-    count *= n;
+    overflow = overflow || __builtin_mul_overflow(count, size_t{n}, &count);
   }
-  const size_t expected = header + count * item;
-  if (bytes.size() < expected)
-    fail(path, "truncated: the header promises " + std::to_string(count * item) + " bytes of data, the file has " +
-                   std::to_string(bytes.size() - header));
-  if (bytes.size() > expected)
-    fail(path, std::to_string(bytes.size() - expected) + " bytes after the data the header describes");
-  Tensor out = empty(shape, dtype);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) count = 0, overflow = false;
+  if (overflow || count > data_bytes / item) {
+    std::ostringstream os;
+    os << "truncated: the header promises shape " << shape << " of " << item << "-byte elements, the file has "
+       << data_bytes << " bytes of data";
+    fail(path, os.str());
+  }
+  if (data_bytes > count * item)
+    fail(path, std::to_string(data_bytes - count * item) + " bytes after the data the header describes");
+  Tensor out;
+  try {
+    out = empty(shape, dtype);
+  } catch (const ShapeError& e) {  // an empty shape whose strides cannot be represented
+    fail(path, e.what());
+  }
   const unsigned char* src = bytes.data() + header;
   auto* dst = static_cast<unsigned char*>(out.data_ptr());
   if (item == 1) {
-    std::memcpy(dst, src, count);
+    if (count) std::memcpy(dst, src, count);  // an empty tensor may have no buffer at all
   } else {
     for (size_t i = 0; i < count; ++i) {
       const unsigned char* e = src + i * item;

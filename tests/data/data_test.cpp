@@ -47,7 +47,7 @@ TEST(Idx, BadFilesNameTheFileAndTheProblem) {
   };
   const std::string truncated = write_file("trunc.gz", {0, 0, 0x08, 1, 0, 0, 0, 10, 1, 2, 3}, true);
   EXPECT_EQ(message(truncated), "cannot read IDX file '" + truncated +
-                                    "': truncated: the header promises 10 bytes of data, the file has 3");
+                                    "': truncated: the header promises shape [10] of 1-byte elements, the file has 3 bytes of data");
   const std::string bad_magic = write_file("magic", {7, 7, 8, 1, 0, 0, 0, 0}, false);
   EXPECT_NE(message(bad_magic).find("IDX magic"), std::string::npos);
   EXPECT_NE(message(::testing::TempDir() + "/absent.idx").find("no such file"), std::string::npos);
@@ -60,6 +60,38 @@ TEST(Idx, BadFilesNameTheFileAndTheProblem) {
   const std::string cut = write_file("cut.gz", std::vector<unsigned char>(gz.begin(), gz.begin() + static_cast<long>(gz.size() / 2)), false);
   EXPECT_NE(message(cut).find(cut), std::string::npos);
   EXPECT_THROW(data::load_mnist(::testing::TempDir() + "/nowhere", true), IOError);
+}
+
+// Regression: a header whose dims multiply past 2^64 wrapped to a small count, and the reader
+// copied (and, for multi-byte types, byte-swapped) past the end of its buffer.
+TEST(Idx, HeadersWhoseSizeWrapsAreRejectedRawAndGzip) {
+  const auto expect_io_error = [](const std::string& path, const std::string& fragment) {
+    try {
+      data::read_idx(path);
+      ADD_FAILURE() << path << " was accepted";
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  for (bool gz : {false, true}) {
+    const std::string tag = gz ? ".gz" : "";
+    // 65536^4 = 2^64 elements: the product wraps to exactly 0.
+    expect_io_error(write_file("wrap0" + tag, {0, 0, 0x08, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0}, gz), "truncated");
+    // (2^32 - 1)^2 int32 elements with 8 bytes of data: 4-byte copies would run far past the buffer.
+    expect_io_error(write_file("wrap_i32" + tag, {0, 0, 0x0C, 2, 255, 255, 255, 255, 255, 255, 255, 255, 1, 2, 3, 4, 5, 6, 7, 8}, gz),
+                    "truncated");
+    // 2^32 - 1 int16 elements, 2 bytes present.
+    expect_io_error(write_file("big_i16" + tag, {0, 0, 0x0B, 1, 255, 255, 255, 255, 1, 2}, gz), "truncated");
+    // Header shorter than its dims.
+    expect_io_error(write_file("short" + tag, {0, 0, 0x08, 3, 0, 0, 0, 1}, gz), "inside the header");
+    // An empty tensor whose strides cannot be represented.
+    expect_io_error(write_file("empty_huge" + tag,
+                               {0, 0, 0x08, 4, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 0}, gz),
+                    "too large");
+  }
+  // An empty but well-formed file still loads.
+  EXPECT_EQ(data::read_idx(write_file("empty_ok", {0, 0, 0x08, 2, 0, 0, 0, 0, 0, 0, 0, 3}, false)).shape(), (Shape{0, 3}));
 }
 
 std::shared_ptr<data::TensorDataset> numbers(int64_t n) {
