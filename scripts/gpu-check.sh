@@ -1,18 +1,35 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE, in the repository root, with .gpu/pack.tar.xz carried from the build
 # machine (scripts/gpu-pack.sh makes it: that image has nvcc and PyTorch but not Locus's
-# Debian dependencies). Runs the whole test suite with the GPU tests enabled, every example on
-# cuda, compute-sanitizer memcheck over the CUDA tests, the GPU benchmarks beside PyTorch's in
-# the same call, `locus train --device cuda` and `locus bench`, and prints a short table last. Logs and JSON go to $OUT (or .gpu/out).
+# Debian dependencies).
+#
+#   scripts/gpu-check.sh [stage...]     stages: tests memcheck run bench (default: all four)
+#
+# The device tool gives one call at most 600 s, brings back at most 8 files and the last
+# 12,000 characters of output, so the work is split into stages that fit one call each
+# (`tests memcheck` in one call, `run bench` in the next is the usual split), every log goes
+# into one archive ($OUT/gpu-logs-<stages>.tar.gz), and the last lines printed are the short
+# table and then the names of the tests that failed.
+#   tests     the whole suite with the GPU tests on (`locus info` first)
+#   memcheck  compute-sanitizer memcheck over the CUDA tests (value suites on cuda included),
+#             without the test that runs out of memory on purpose
+#   run       every example on cuda, `locus train --device cuda`, `locus bench`
+#   bench     the GPU benchmarks, Locus's and PyTorch's in the same call, then the ratios
 set -uo pipefail
 cd "$(dirname "$0")/.."
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(tests memcheck run bench)
 out="${OUT:-.gpu/out}"
-mkdir -p "$out"
+logs="$out/logs"
+mkdir -p "$logs"
 pack=/tmp/locus-gpu
-rm -rf "$pack" && mkdir -p "$pack"
-tar -C "$pack" -xJf .gpu/pack.tar.xz || { echo "no .gpu/pack.tar.xz: run scripts/gpu-pack.sh here first"; exit 2; }
+if [ ! -x "$pack/tests/locus_tests" ]; then
+  rm -rf "$pack" && mkdir -p "$pack"
+  tar -C "$pack" -xJf .gpu/pack.tar.xz || { echo "no .gpu/pack.tar.xz: run scripts/gpu-pack.sh here first"; exit 2; }
+fi
 
-# cuBLAS 13 comes with the machine's CUDA toolkit or with PyTorch's wheels.
+# cuBLAS 13 comes with the machine's CUDA toolkit or with PyTorch's wheels. Only Locus's own
+# binaries see these paths: PyTorch must load its own copies, not the pack's.
 cublas_dirs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 dirs = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
@@ -21,66 +38,98 @@ for sp in site.getsitepackages():
 print(":".join(d for d in dirs if glob.glob(os.path.join(d, "libcublas.so.13*"))))
 PY
 )
-export LD_LIBRARY_PATH="$pack/lib:${cublas_dirs}:${LD_LIBRARY_PATH:-}"
-export LOCUS_SIM_DEVICES=2
+locus_env() { LD_LIBRARY_PATH="$pack/lib:${cublas_dirs}:${LD_LIBRARY_PATH:-}" LOCUS_SIM_DEVICES=2 "$@"; }
 
-row() { printf '%-28s %s\n' "$1" "$2" >> "$out/summary.txt"; }
-: > "$out/summary.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1
-row "gpu" "$(head -1 "$out/gpu.txt")"
+summary="$out/summary.txt"
+row() { printf '%-28s %s\n' "$1" "$2" >> "$summary"; }
+: > "$summary"
+failed_names=""
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
+row "gpu" "$(head -1 "$logs/gpu.txt")"
 
-"$pack"/bin/locus info 2>&1 | tee "$out/info.txt"
+find_sanitizer() {
+  command -v compute-sanitizer && return
+  local c
+  for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer \
+           /opt/nvidia/*/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer; do
+    [ -x "$c" ] && { echo "$c"; return; }
+  done
+  find / -xdev -name compute-sanitizer -type f -perm -u+x 2>/dev/null | head -1
+}
 
-# 1. The whole suite, GPU tests on (they skip only where the machine lacks what they need).
-"$pack"/tests/locus_tests --gtest_output=xml:"$out/tests.xml" > "$out/tests.log" 2>&1
-tests_rc=$?
-tail -n 40 "$out/tests.log"
-passed=$(grep -c '^\[       OK \]' "$out/tests.log")
-failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/tests.log")
-skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z].*(' "$out/tests.log")
-row "tests" "$passed passed, $failed failed, $skipped skipped (rc $tests_rc)"
-grep '^\[  SKIPPED \].*(' "$out/tests.log" | head -5
+stage_tests() {
+  locus_env "$pack"/bin/locus info > "$logs/info.txt" 2>&1
+  locus_env timeout 420 "$pack"/tests/locus_tests --gtest_output=xml:"$logs/tests.xml" > "$logs/tests.log" 2>&1
+  local rc=$?
+  local passed failed skipped
+  passed=$(grep -c '^\[       OK \]' "$logs/tests.log")
+  failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$logs/tests.log")
+  skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z].*(' "$logs/tests.log")
+  row "tests" "$passed passed, $failed failed, $skipped skipped (rc $rc)"
+  # The failing assertions, briefly, before the table; their names come last.
+  grep -B1 -A6 'Failure$' "$logs/tests.log" | head -n 120
+  failed_names+=$(grep '^\[  FAILED  \] [A-Za-z].*(' "$logs/tests.log" | sed 's/^/tests: /')$'\n'
+  [ "$rc" -eq 124 ] && failed_names+="tests: timed out; last test started: $(grep '^\[ RUN' "$logs/tests.log" | tail -1)"$'\n'
+}
 
-# 2. compute-sanitizer memcheck over the CUDA tests (value suites on cuda included).
-if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$pack"/tests/locus_tests \
-    --gtest_filter='Cuda*:*/cuda_0' > "$out/memcheck.log" 2>&1
-  mc_rc=$?
-  row "memcheck" "rc $mc_rc, $(grep -c 'Invalid\|Error' "$out/memcheck.log") error lines"
-  tail -n 5 "$out/memcheck.log"
-else
-  row "memcheck" "compute-sanitizer not found"
-fi
+stage_memcheck() {
+  local cs
+  cs=$(find_sanitizer)
+  if [ -z "$cs" ]; then row "memcheck" "compute-sanitizer not found"; return; fi
+  # The deliberate out-of-memory test makes cudaMalloc fail on purpose: not a memcheck finding.
+  locus_env timeout 240 "$cs" --tool memcheck --error-exitcode 9 "$pack"/tests/locus_tests \
+    --gtest_filter='Cuda*:*/cuda_0:-*Oom*:*OutOfMemory*' > "$logs/memcheck.log" 2>&1
+  local rc=$?
+  row "memcheck" "rc $rc, $(grep -c '^========= Invalid\|^========= Program hit' "$logs/memcheck.log") findings"
+  grep -m 20 -A4 '^========= Invalid\|^========= Program hit' "$logs/memcheck.log"
+  failed_names+=$(grep '^\[  FAILED  \] [A-Za-z].*(' "$logs/memcheck.log" | sed 's/^/memcheck: /')$'\n'
+}
 
-# 3. Every example on cuda.
-ok=0; bad=""
-for ex in "$pack"/examples/example_*; do
-  if LOCUS_DEVICE=cuda "$ex" > "$out/$(basename "$ex").log" 2>&1; then ok=$((ok + 1)); else bad="$bad $(basename "$ex")"; fi
+stage_run() {
+  local ok=0 bad="" ex
+  for ex in "$pack"/examples/example_*; do
+    if LOCUS_DEVICE=cuda locus_env timeout 120 "$ex" > "$logs/$(basename "$ex").log" 2>&1; then ok=$((ok + 1))
+    else bad="$bad $(basename "$ex")"; tail -n 5 "$logs/$(basename "$ex").log"; fi
+  done
+  row "examples on cuda" "$ok ok${bad:+, failed:$bad}"
+  [ -n "$bad" ] && failed_names+="examples:$bad"$'\n'
+  if ls "$pack"/data/*.gz >/dev/null 2>&1; then
+    locus_env timeout 240 "$pack"/bin/locus train --device cuda --data "$pack"/data > "$logs/train.log" 2>&1
+    row "locus train --device cuda" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$logs/train.log" | tr '\n' ' ')"
+  else
+    row "locus train --device cuda" "skipped: no dataset in the pack"
+  fi
+  locus_env timeout 120 "$pack"/bin/locus bench > "$logs/bench_cli.txt" 2>&1
+  row "locus bench" "rc $?"
+  cat "$logs/bench_cli.txt"
+}
+
+stage_bench() {
+  locus_env timeout 240 "$pack"/bench/locus_gpu_bench --json "$logs/locus_gpu.json" > "$logs/locus_bench.log" 2>&1
+  row "locus_gpu_bench" "rc $?"
+  PYTHONUNBUFFERED=1 timeout 240 python3 "$pack"/bench/torch_gpu_bench.py --json "$logs/torch_gpu.json" > "$logs/torch_bench.log" 2>&1
+  row "torch_gpu_bench" "rc $?"
+  python3 "$pack"/bench/compare.py torch="$logs/torch_gpu.json" locus="$logs/locus_gpu.json" --ratio --only gpu_ \
+    > "$out/compare.txt" 2>&1
+  cp "$out/compare.txt" "$logs/"
+}
+
+for s in "${stages[@]}"; do
+  case "$s" in
+    tests|memcheck|run|bench) "stage_$s" ;;
+    *) echo "unknown stage '$s' (tests memcheck run bench)"; exit 2 ;;
+  esac
 done
-row "examples on cuda" "$ok ok${bad:+, failed:$bad}"
 
-# 4. The main job on the GPU, and the tutorials' benchmark.
-if ls "$pack"/data/*.gz >/dev/null 2>&1; then
-  "$pack"/bin/locus train --device cuda --data "$pack"/data > "$out/train.log" 2>/dev/null
-  row "locus train --device cuda" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$out/train.log" | tr '\n' ' ')"
-else
-  row "locus train --device cuda" "skipped: no dataset in the pack"
+tag=$(IFS=-; echo "${stages[*]}")
+tar -C "$out" -czf "$out/gpu-logs-$tag.tar.gz" logs summary.txt && rm -rf "$logs"
+echo
+echo "==== Locus GPU check ($tag) ===="
+[ -f "$out/compare.txt" ] && cat "$out/compare.txt"
+cat "$summary"
+failed_names=$(printf '%s' "$failed_names" | sed '/^$/d')
+if [ -n "$failed_names" ]; then
+  echo "---- failed ----"
+  echo "$failed_names"
+  exit 1
 fi
-"$pack"/bin/locus bench > "$out/bench_cli.txt" 2>&1
-row "locus bench" "rc $?"
-cat "$out/bench_cli.txt"
-
-# 5. GPU benchmarks, Locus and PyTorch in the same call, then the ratios.
-"$pack"/bench/locus_gpu_bench --json "$out/locus_gpu.json" > "$out/locus_bench.log" 2>&1
-row "locus_gpu_bench" "rc $?"
-PYTHONUNBUFFERED=1 python3 "$pack"/bench/torch_gpu_bench.py --json "$out/torch_gpu.json" > "$out/torch_bench.log" 2>&1
-row "torch_gpu_bench" "rc $?"
-python3 "$pack"/bench/compare.py torch="$out/torch_gpu.json" locus="$out/locus_gpu.json" --ratio --only gpu_ \
-  > "$out/compare.txt" 2>&1
-
-echo
-echo "==== Locus GPU check ===="
-cat "$out/compare.txt"
-echo
-cat "$out/summary.txt"
-[ "$tests_rc" -eq 0 ] && [ -z "$bad" ]
