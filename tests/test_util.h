@@ -44,6 +44,10 @@ inline void expect_close(const Tensor& t, const std::vector<double>& expected, d
       EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
       continue;
     }
+    if (std::isinf(expected[i])) {
+      EXPECT_EQ(got[i], expected[i]) << "at " << i;
+      continue;
+    }
     EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
   }
 }

@@ -7,18 +7,13 @@
 #include <string>
 #include <utility>
 
+#include "locus/device_properties.h"
 #include "locus/memory.h"
 
 namespace locus::cuda {
 
-/// What get_device_properties reports.
-struct DeviceProperties {
-  std::string name;
-  uint64_t total_memory = 0;
-  int multi_processor_count = 0;
-  int major = 0;  ///< compute capability
-  int minor = 0;
-};
+/// What get_device_properties reports (the generic struct every device type fills).
+using DeviceProperties = locus::DeviceProperties;
 
 /// True when Locus was built with CUDA and at least one device is usable.
 bool is_available() noexcept;

@@ -19,6 +19,12 @@ inline constexpr int kNumDeviceTypes = 4;
 
 /// Lower-case name used in device strings: "cpu", "cuda", "mps", "sim".
 std::string_view device_type_name(DeviceType type) noexcept;
+/// The name people write in prose and messages: "CPU", "CUDA", "MPS", "sim".
+std::string_view device_type_display_name(DeviceType type) noexcept;
+/// Why a build may lack the backend of `type` ("built without CUDA"), for messages.
+std::string_view device_type_missing_reason(DeviceType type) noexcept;
+/// The accelerator types best_device() tries, most preferred first (CUDA, then MPS).
+inline constexpr DeviceType kPreferredAccelerators[] = {DeviceType::CUDA, DeviceType::MPS};
 
 /// A device: a type plus an index. Index -1 means "the current device of that type" and is
 /// resolved when the device is used; a tensor's device always carries a concrete index for

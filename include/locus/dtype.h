@@ -16,6 +16,7 @@ enum class DType : int8_t {
   Bool = 0,
   UInt8,
   Int8,
+  Int16,
   Int32,
   Int64,
   Float16,
@@ -25,11 +26,12 @@ enum class DType : int8_t {
 };
 
 /// Number of dtypes; sizes per-dtype tables.
-inline constexpr int kNumDTypes = 9;
+inline constexpr int kNumDTypes = 10;
 
 inline constexpr DType kBool = DType::Bool;
 inline constexpr DType kUInt8 = DType::UInt8;
 inline constexpr DType kInt8 = DType::Int8;
+inline constexpr DType kInt16 = DType::Int16;
 inline constexpr DType kInt32 = DType::Int32;
 inline constexpr DType kInt64 = DType::Int64;
 inline constexpr DType kFloat16 = DType::Float16;
@@ -43,6 +45,7 @@ constexpr size_t itemsize(DType t) noexcept {
     case DType::Bool:
     case DType::UInt8:
     case DType::Int8: return 1;
+    case DType::Int16:
     case DType::Float16:
     case DType::BFloat16: return 2;
     case DType::Int32:
@@ -57,16 +60,15 @@ constexpr size_t itemsize(DType t) noexcept {
 constexpr bool is_floating_point(DType t) noexcept {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
-/// uint8, int8, int32, int64 (not bool).
+/// uint8, int8, int16, int32, int64 (not bool).
 constexpr bool is_integral(DType t) noexcept {
-  return t == DType::UInt8 || t == DType::Int8 || t == DType::Int32 || t == DType::Int64;
+  return t == DType::UInt8 || t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
 
 /// "float32", "int64", "bool", ...
 std::string_view dtype_name(DType t) noexcept;
 
-/// PyTorch's promote_types for two dtypes. One deviation, since Locus has no int16:
-/// uint8 with int8 promotes to int32 (PyTorch gives int16).
+/// PyTorch's promote_types for two dtypes.
 DType promote_types(DType a, DType b) noexcept;
 
 /// The dtype that floating factories and true division use (float32, as in PyTorch).
@@ -81,6 +83,7 @@ constexpr DType dtype_of();
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::Int16; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<Half>() { return DType::Float16; }

@@ -2,6 +2,8 @@
 /// \file half.h
 /// Storage types for float16 and bfloat16. Arithmetic happens in float: these types only
 /// convert, which is also what the CPU kernels do (load, compute in float, round on store).
+/// Under nvcc (which compiles this header for the CUDA backend's host code) the portable
+/// conversions stand in for the host compiler's _Float16.
 
 #include <cstdint>
 #include <cstring>
@@ -18,7 +20,7 @@ struct Half {
   operator float() const noexcept { return to_float(bits); }
 
   static uint16_t from_float(float f) noexcept {
-#if defined(__FLT16_MAX__)
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__)
     _Float16 h = static_cast<_Float16>(f);
     uint16_t b;
     std::memcpy(&b, &h, 2);
@@ -28,7 +30,7 @@ struct Half {
 #endif
   }
   static float to_float(uint16_t b) noexcept {
-#if defined(__FLT16_MAX__)
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__)
     _Float16 h;
     std::memcpy(&h, &b, 2);
     return static_cast<float>(h);

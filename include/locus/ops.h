@@ -1,12 +1,14 @@
 #pragma once
 /// \file ops.h
-/// Operations as free functions. Every operation checks first that its tensor operands share
-/// one device (a 0-dim CPU tensor may join as a scalar), then dtypes, then shapes, and runs on
-/// that device. Binary ops broadcast as in PyTorch and promote dtypes by PyTorch's rules.
+/// Operations as free functions: the elementwise ones (elementwise.h) and the reductions,
+/// products, joins and indexing below. Every operation checks first that its tensor operands
+/// share one device (a 0-dim CPU tensor may join as a scalar), then dtypes, then shapes, and
+/// runs on that device.
 
 #include <optional>
 #include <vector>
 
+#include "locus/elementwise.h"
 #include "locus/scalar.h"
 #include "locus/tensor.h"
 
@@ -18,77 +20,35 @@ struct ValuesIndices {
   Tensor indices;
 };
 
-// ---- arithmetic (alpha scales the second operand, as in torch.add) -----------------------
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor add(const Tensor& a, const Scalar& b);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Scalar& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-/// True division: integer operands give float32.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Scalar& b);
-Tensor pow(const Tensor& a, const Tensor& exponent);
-Tensor pow(const Tensor& a, const Scalar& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-/// Writes `a + alpha*b` into `out` (resized if its numel differs, never re-typed or moved).
-Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b);
-Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b);
-
-// ---- elementwise functions (integer inputs give float32) ---------------------------------
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-/// Exact GELU: x * Phi(x) with the error function, PyTorch's default.
-Tensor gelu(const Tensor& x);
-/// Limits to [min, max]; either bound may be absent (not both: ValueError).
-Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
-Tensor& relu_out(Tensor& out, const Tensor& x);
-
-// ---- comparisons (bool results) ----------------------------------------------------------
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Scalar& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Scalar& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Scalar& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Scalar& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Scalar& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Scalar& b);
-/// `condition ? a : b` elementwise; condition must be bool. All three broadcast.
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 /// True when shapes match and every element is within atol + rtol*|b| (NaNs unequal).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
 /// True when shapes, dtypes and every element match exactly.
 bool equal(const Tensor& a, const Tensor& b);
 
 // ---- reductions ---------------------------------------------------------------------------
-/// Sum of all elements (bool and integer inputs accumulate in int64, as in PyTorch).
+/// Sum of all elements (bool and integer inputs accumulate in int64, as in PyTorch). With
+/// `dtype`, each element is converted to it before summing. An empty sum is 0.
 Tensor sum(const Tensor& x, std::optional<DType> dtype = std::nullopt);
 /// Sum over `dims` (negative counts from the end; empty means all).
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
-/// Mean; floating dtypes only (DTypeError otherwise, as in PyTorch).
+/// Sum over one dim, as `x.sum(1)` in PyTorch.
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+/// Mean; floating dtypes only (DTypeError otherwise, as in PyTorch). The mean of nothing is NaN.
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
-/// Largest element (NaN if any is NaN); ValueError on an empty tensor.
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Largest element (NaN if any is NaN); IndexError on an empty tensor. Bool tensors work.
 Tensor max(const Tensor& x);
 Tensor min(const Tensor& x);
+/// Largest values along `dim` and their (first) positions; IndexError when that dim is empty.
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
-/// Flat index of the first largest element (int64, 0-dim).
+/// Flat index of the first largest (smallest) element (int64, 0-dim); NaN counts as largest
+/// and as smallest, as in PyTorch.
 Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& x);
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
 /// Numerically stable softmax along `dim` (integer inputs give float32).
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
@@ -107,46 +67,12 @@ Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 /// Stacks along a new dim.
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-/// Picks entries along `dim` by an int32/int64 index vector; IndexError when out of range.
+/// Picks entries along `dim` by an int32/int64 index vector; IndexError for an index outside
+/// [0, size) (negative indices too, as in PyTorch).
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
-/// out[i][j] = x[index[i][j]][j] for dim 0 (and so on), as torch.gather.
+/// out[i][j] = x[index[i][j]][j] for dim 0 (and so on), as torch.gather: an int64 index with as
+/// many dims as x, no larger than x off `dim`; IndexError for an index outside [0, size).
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
-
-// ---- operators ----------------------------------------------------------------------------
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, const Scalar& b);
-Tensor operator+(const Scalar& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Scalar& b);
-Tensor operator-(const Scalar& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Scalar& b);
-Tensor operator*(const Scalar& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Scalar& b);
-Tensor operator/(const Scalar& a, const Tensor& b);
-Tensor operator-(const Tensor& a);
-Tensor& operator+=(Tensor& a, const Tensor& b);
-Tensor& operator+=(Tensor& a, const Scalar& b);
-Tensor& operator-=(Tensor& a, const Tensor& b);
-Tensor& operator-=(Tensor& a, const Scalar& b);
-Tensor& operator*=(Tensor& a, const Tensor& b);
-Tensor& operator*=(Tensor& a, const Scalar& b);
-Tensor& operator/=(Tensor& a, const Tensor& b);
-Tensor& operator/=(Tensor& a, const Scalar& b);
-/// Elementwise comparisons returning bool tensors, as in LibTorch.
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<(const Tensor& a, const Scalar& b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, const Scalar& b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, const Scalar& b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, const Scalar& b);
-Tensor operator==(const Tensor& a, const Tensor& b);
-Tensor operator==(const Tensor& a, const Scalar& b);
-Tensor operator!=(const Tensor& a, const Tensor& b);
-Tensor operator!=(const Tensor& a, const Scalar& b);
 
 /// PyTorch's result_type for tensors and numbers (0-dim tensors and numbers rank below
 /// dimensioned tensors of the same category).

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -173,7 +174,9 @@ class Tensor {
   /// A copy with its own memory, same device and dtype.
   Tensor clone() const;
 
-  // ---- operations (the free functions in ops.h, as methods) -----------------------------
+  // ---- operations (the free functions of elementwise.h and ops.h, as methods) ------------
+  // In-place forms (trailing underscore) write into this tensor, which keeps its dtype: the
+  // result must cast to it (DTypeError otherwise, as in PyTorch).
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& o) const;
   Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
@@ -182,6 +185,15 @@ class Tensor {
   Tensor mul(const Scalar& o) const;
   Tensor div(const Tensor& o) const;
   Tensor div(const Scalar& o) const;
+  /// Division with PyTorch's rounding_mode ("trunc", "floor" or std::nullopt).
+  Tensor div(const Tensor& o, std::optional<std::string_view> rounding_mode) const;
+  Tensor div(const Scalar& o, std::optional<std::string_view> rounding_mode) const;
+  Tensor floor_divide(const Tensor& o) const;
+  Tensor floor_divide(const Scalar& o) const;
+  Tensor remainder(const Tensor& o) const;
+  Tensor remainder(const Scalar& o) const;
+  Tensor fmod(const Tensor& o) const;
+  Tensor fmod(const Scalar& o) const;
   Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
   Tensor& add_(const Scalar& o);
   Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
@@ -196,23 +208,46 @@ class Tensor {
   Tensor minimum(const Tensor& o) const;
   Tensor neg() const;
   Tensor abs() const;
+  Tensor sign() const;
   Tensor exp() const;
+  Tensor expm1() const;
   Tensor log() const;
+  Tensor log1p() const;
   Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
   Tensor tanh() const;
   Tensor sigmoid() const;
+  Tensor erf() const;
   Tensor relu() const;
   Tensor gelu() const;
-  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max) const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor trunc() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor logical_not() const;
   Tensor& neg_();
   Tensor& abs_();
+  Tensor& sign_();
   Tensor& exp_();
+  Tensor& expm1_();
   Tensor& log_();
+  Tensor& log1p_();
   Tensor& sqrt_();
+  Tensor& rsqrt_();
+  Tensor& sin_();
+  Tensor& cos_();
   Tensor& tanh_();
   Tensor& sigmoid_();
+  Tensor& erf_();
   Tensor& relu_();
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max);
+  Tensor& floor_();
+  Tensor& ceil_();
+  Tensor& round_();
+  Tensor& trunc_();
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor eq(const Tensor& o) const;
   Tensor eq(const Scalar& o) const;
   Tensor ne(const Tensor& o) const;
@@ -225,12 +260,18 @@ class Tensor {
   Tensor gt(const Scalar& o) const;
   Tensor ge(const Tensor& o) const;
   Tensor ge(const Scalar& o) const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor logical_xor(const Tensor& o) const;
   /// `where(condition, *this, other)`.
   Tensor where(const Tensor& condition, const Tensor& other) const;
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;
   Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  /// Sum over one dim: `x.sum(1)`, `x.sum(1, true)`.
+  Tensor sum(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
   Tensor mean() const;
   Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor mean(int64_t dim, bool keepdim = false) const;
   Tensor max() const;
   Tensor min() const;
   /// Largest values along `dim` and their (first) positions.
@@ -238,12 +279,15 @@ class Tensor {
   ValuesIndices min(int64_t dim, bool keepdim = false) const;
   Tensor argmax() const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(int64_t dim, bool keepdim = false) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
   Tensor matmul(const Tensor& o) const;
   Tensor mm(const Tensor& o) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
+  /// Sets every element to `value`; ValueError when the dtype cannot hold it (1e6 in float16).
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
 

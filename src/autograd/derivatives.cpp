@@ -1,4 +1,5 @@
-// Backward formulas of the differentiable ops. Every saved tensor is detached (Note in node.h)
+// Backward formulas of the structured ops (the elementwise ones come from the op table, see
+// elementwise_derivatives.cpp). Every saved tensor is detached (Note in node.h)
 // and the arithmetic runs in the output's dtype; sum_to brings each gradient back to its
 // input's shape and dtype.
 
@@ -16,106 +17,8 @@ namespace {
 using ops::OpId;
 
 Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
-Tensor mask(const Tensor& condition, DType dtype) { return condition.to(dtype); }
 
 }  // namespace
-
-void record_binary(OpId op, const Tensor& a, const Tensor& b, const Scalar& alpha, const Tensor& out) {
-  const DType dt = out.dtype();
-  const Tensor A = a.detach(), B = b.detach(), O = out.detach();
-  const Shape sa = a.shape(), sb = b.shape();
-  const DType da = a.dtype(), db = b.dtype();
-  record(out, "BinaryBackward", [=](const Tensor& g) -> std::vector<Tensor> {
-    const Tensor x = as(A, dt), y = as(B, dt);
-    Tensor ga, gb;
-    switch (op) {
-      case OpId::Add: ga = g, gb = alpha.to_double() == 1.0 ? g : mul(g, alpha); break;
-      case OpId::Sub: ga = g, gb = mul(g, -alpha.to_double()); break;
-      case OpId::Mul: ga = mul(g, y), gb = mul(g, x); break;
-      case OpId::Div: ga = div(g, y), gb = neg(mul(g, div(O, y))); break;
-      case OpId::Pow: ga = mul(g, mul(y, pow(x, sub(y, 1)))), gb = mul(g, mul(O, log(x))); break;
-      case OpId::Maximum:
-      case OpId::Minimum: {
-        // Ties split the gradient evenly, as in PyTorch.
-        const Tensor wins_a = op == OpId::Maximum ? gt(x, y) : lt(x, y);
-        const Tensor half_tie = mul(mask(eq(x, y), dt), 0.5);
-        ga = mul(g, add(mask(wins_a, dt), half_tie));
-        gb = mul(g, add(mask(op == OpId::Maximum ? lt(x, y) : gt(x, y), dt), half_tie));
-        break;
-      }
-      default: return {};
-    }
-    return {sum_to(ga, sa, da), sum_to(gb, sb, db)};
-  }, {&a, &b});
-}
-
-void record_binary_scalar(OpId op, const Tensor& a, const Scalar& b, const Tensor& out) {
-  const DType dt = out.dtype();
-  const Tensor A = a.detach();
-  const Shape sa = a.shape();
-  const DType da = a.dtype();
-  const double s = b.to_double();
-  record(out, "BinaryScalarBackward", [=](const Tensor& g) -> std::vector<Tensor> {
-    Tensor ga;
-    switch (op) {
-      case OpId::Add:
-      case OpId::Sub: ga = g; break;
-      case OpId::Mul: ga = mul(g, s); break;
-      case OpId::Div: ga = div(g, s); break;
-      case OpId::Pow: ga = s == 0 ? zeros_like(g) : mul(g, mul(pow(as(A, dt), s - 1), s)); break;
-      default: return {};
-    }
-    return {sum_to(ga, sa, da)};
-  }, {&a});
-}
-
-void record_unary(OpId op, const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
-                  const Tensor& out) {
-  const DType dt = out.dtype();
-  const Tensor X = x.detach(), O = out.detach();
-  const DType dx = x.dtype();
-  const Shape sx = x.shape();
-  record(out, "UnaryBackward", [=](const Tensor& g) -> std::vector<Tensor> {
-    const Tensor v = as(X, dt);
-    Tensor gx;
-    switch (op) {
-      case OpId::Neg: gx = neg(g); break;
-      case OpId::Abs: gx = mul(g, sub(mask(gt(v, 0), dt), mask(lt(v, 0), dt))); break;
-      case OpId::Exp: gx = mul(g, O); break;
-      case OpId::Log: gx = div(g, v); break;
-      case OpId::Sqrt: gx = div(g, mul(O, 2)); break;
-      case OpId::Tanh: gx = mul(g, add(neg(mul(O, O)), 1)); break;
-      case OpId::Sigmoid: gx = mul(g, mul(O, add(neg(O), 1))); break;
-      case OpId::Relu: gx = mul(g, mask(gt(O, 0), dt)); break;
-      case OpId::Gelu: {
-        // d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi from gelu(x)/x (0.5 at 0), phi from exp.
-        const Tensor cdf = where(eq(v, 0), full_like(v, 0.5), div(O, v));
-        const Tensor pdf = mul(exp(mul(mul(v, v), -0.5)), 0.3989422804014327);
-        gx = mul(g, add(cdf, mul(v, pdf)));
-        break;
-      }
-      case OpId::Clamp: {
-        Tensor keep = ones_like(v);
-        if (lo) keep = mul(keep, mask(ge(v, *lo), dt));
-        if (hi) keep = mul(keep, mask(le(v, *hi), dt));
-        gx = mul(g, keep);
-        break;
-      }
-      default: return {};
-    }
-    return {sum_to(gx, sx, dx)};
-  }, {&x});
-}
-
-void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, const Tensor& out) {
-  const Tensor C = condition.detach();
-  const Shape sa = a.shape(), sb = b.shape();
-  const DType da = a.dtype(), db = b.dtype();
-  record(out, "WhereBackward", [=](const Tensor& g) -> std::vector<Tensor> {
-    const Tensor zero = zeros_like(g);
-    return {sum_to(where(C, g, zero), sa, da), sum_to(where(C, zero, g), sb, db)};
-  }, {&a, &b});
-}
 
 void record_sum(const Tensor& x, const std::vector<bool>& reduced, bool keepdim, bool mean, const Tensor& out) {
   const Shape sx = x.shape();
@@ -140,6 +43,26 @@ void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
   record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = log ? sub(g, mul(exp(O), sum(g, Shape{dim}, true))) : mul(O, sub(g, sum(mul(g, O), Shape{dim}, true)));
     return {as(gx, dx)};
+  }, {&x});
+}
+
+void record_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
+                    const Tensor& indices) {
+  const Tensor X = x.detach(), V = values.detach(), I = indices.defined() ? indices.detach() : Tensor();
+  const DType dx = x.dtype();
+  record(values, dim ? "MaxMinBackward0" : "MaxMinBackward1", [=](const Tensor& g) -> std::vector<Tensor> {
+    if (!dim) {
+      const Tensor ties = (X == V).to(dx);
+      return {ties * (g / ties.sum())};
+    }
+    const int64_t d = *dim < 0 ? *dim + X.dim() : *dim;
+    Tensor gk = g, ik = I;
+    if (!keepdim && X.dim() > 0) gk = g.unsqueeze(d), ik = I.unsqueeze(d);
+    if (X.dim() == 0) return {g};
+    Shape along(static_cast<size_t>(X.dim()), 1);
+    along[static_cast<size_t>(d)] = X.size(d);
+    const Tensor positions = arange(X.size(d), TensorOptions().device(X.device())).view(along);
+    return {(positions == ik).to(dx) * gk};
   }, {&x});
 }
 

@@ -6,19 +6,22 @@
 
 #include "locus/scalar.h"
 #include "locus/tensor.h"
-#include "src/ops/op_id.h"
+#include "src/ops/kernel_table.h"
 
 namespace locus::autograd {
 
-void record_binary(ops::OpId op, const Tensor& a, const Tensor& b, const Scalar& alpha, const Tensor& out);
-/// a op b for a scalar b (alpha does not reach a's gradient: it only scales b).
-void record_binary_scalar(ops::OpId op, const Tensor& a, const Scalar& b, const Tensor& out);
-void record_unary(ops::OpId op, const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
-                  const Tensor& out);
-void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, const Tensor& out);
+/// An elementwise op of the op table (or where) with `n` tensor inputs and its scalars, when an
+/// input needs grad: the backward is the table's derivative expression. A scalar second operand
+/// of a binary op is a constant.
+void record_elementwise(ops::OpId op, const Tensor* const* inputs, int n, const ops::ElementwiseScalars& scalars,
+                        const Tensor& out);
 /// Sum or mean of `x` over the dims marked in `reduced`.
 void record_sum(const Tensor& x, const std::vector<bool>& reduced, bool keepdim, bool mean, const Tensor& out);
 void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out);
+/// max / min: along `dim` the gradient goes to the position in `indices`; over all elements it
+/// is shared evenly among the elements equal to the result (as PyTorch).
+void record_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
+                    const Tensor& indices);
 /// Batched product of a [..., m, k] and b [..., k, n] (batch dims broadcast).
 void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out);
 /// A move to another device or dtype: the gradient goes back to where x lived, as x's dtype.

@@ -16,6 +16,26 @@ namespace {
 
 }  // namespace
 
+std::string_view device_type_display_name(DeviceType type) noexcept {
+  switch (type) {
+    case DeviceType::CPU: return "CPU";
+    case DeviceType::CUDA: return "CUDA";
+    case DeviceType::MPS: return "MPS";
+    case DeviceType::Sim: return "sim";
+  }
+  return "?";
+}
+
+std::string_view device_type_missing_reason(DeviceType type) noexcept {
+  switch (type) {
+    case DeviceType::CPU: return "built without a CPU backend";
+    case DeviceType::CUDA: return "built without CUDA";
+    case DeviceType::MPS: return "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend";
+    case DeviceType::Sim: return "built without the sim backend";
+  }
+  return "?";
+}
+
 std::string_view device_type_name(DeviceType type) noexcept {
   switch (type) {
     case DeviceType::CPU: return "cpu";

@@ -9,6 +9,7 @@ std::string_view dtype_name(DType t) noexcept {
     case DType::Bool: return "bool";
     case DType::UInt8: return "uint8";
     case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
     case DType::Int32: return "int32";
     case DType::Int64: return "int64";
     case DType::Float16: return "float16";
@@ -20,19 +21,20 @@ std::string_view dtype_name(DType t) noexcept {
 }
 
 DType promote_types(DType a, DType b) noexcept {
-  // PyTorch's table restricted to Locus's dtypes (order: b1 u1 i1 i4 i8 f2 bf f4 f8).
-  constexpr DType b1 = DType::Bool, u1 = DType::UInt8, i1 = DType::Int8, i4 = DType::Int32, i8 = DType::Int64,
-                  f2 = DType::Float16, bf = DType::BFloat16, f4 = DType::Float32, f8 = DType::Float64;
+  // PyTorch's table (order: b1 u1 i1 i2 i4 i8 f2 bf f4 f8).
+  constexpr DType b1 = DType::Bool, u1 = DType::UInt8, i1 = DType::Int8, i2 = DType::Int16, i4 = DType::Int32,
+                  i8 = DType::Int64, f2 = DType::Float16, bf = DType::BFloat16, f4 = DType::Float32, f8 = DType::Float64;
   static constexpr DType table[kNumDTypes][kNumDTypes] = {
-      /* b1 */ {b1, u1, i1, i4, i8, f2, bf, f4, f8},
-      /* u1 */ {u1, u1, i4, i4, i8, f2, bf, f4, f8},
-      /* i1 */ {i1, i4, i1, i4, i8, f2, bf, f4, f8},
-      /* i4 */ {i4, i4, i4, i4, i8, f2, bf, f4, f8},
-      /* i8 */ {i8, i8, i8, i8, i8, f2, bf, f4, f8},
-      /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f4, f8},
-      /* bf */ {bf, bf, bf, bf, bf, f4, bf, f4, f8},
-      /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f8},
-      /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8},
+      /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
+      /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
+      /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
+      /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
+      /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
+      /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
+      /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
+      /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
+      /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
+      /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
   };
   return table[static_cast<int>(a)][static_cast<int>(b)];
 }

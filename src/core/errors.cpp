@@ -26,8 +26,7 @@ DeviceMismatchError::DeviceMismatchError(Device first, Device second, std::strin
 namespace {
 std::string oom_message(Device device, uint64_t requested, uint64_t capacity, uint64_t free_bytes, uint64_t allocated,
                         uint64_t reserved) {
-  const std::string kind = device.is_cuda() ? "CUDA" : device.is_cpu() ? "CPU" : std::string(device_type_name(device.type()));
-  return kind + " out of memory. Tried to allocate " + format_bytes(requested) + ". " + device.str() +
+  return std::string(device_type_display_name(device.type())) + " out of memory. Tried to allocate " + format_bytes(requested) + ". " + device.str() +
          " has a total capacity of " + format_bytes(capacity) + " of which " + format_bytes(free_bytes) + " is free. " +
          format_bytes(allocated) + " is allocated by tensors and " +
          format_bytes(reserved > allocated ? reserved - allocated : 0) +

@@ -58,7 +58,7 @@ Tensor read_idx(const std::string& path) {
   switch (type) {
     case 0x08: dtype = kUInt8, item = 1; break;
     case 0x09: dtype = kInt8, item = 1; break;
-    case 0x0B: dtype = kInt32, item = 2; break;
+    case 0x0B: dtype = kInt16, item = 2; break;
     case 0x0C: dtype = kInt32, item = 4; break;
     case 0x0D: dtype = kFloat32, item = 4; break;
     case 0x0E: dtype = kFloat64, item = 8; break;
@@ -101,12 +101,7 @@ Tensor read_idx(const std::string& path) {
   } else {
     for (size_t i = 0; i < count; ++i) {
       const unsigned char* e = src + i * item;
-      if (type == 0x0B) {
-        const auto v = static_cast<int16_t>((e[0] << 8) | e[1]);
-        reinterpret_cast<int32_t*>(dst)[i] = v;
-      } else {
-        for (size_t b = 0; b < item; ++b) dst[i * item + b] = e[item - 1 - b];  // big-endian to host
-      }
+      for (size_t b = 0; b < item; ++b) dst[i * item + b] = e[item - 1 - b];  // big-endian to host
     }
   }
   return out;

@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/fallback.h"
 #include "src/core/shape_check.h"
+#include "src/ops/kernel_registry.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -32,17 +33,13 @@ std::atomic<CpuFallback>& policy() {
 std::atomic<int64_t> g_fallback_counts[ops::kNumOps];
 std::atomic<bool> g_warned[ops::kNumOps];
 
-bool backend_supports(ops::OpId op, Device device, DType dtype) {
-  const runtime::DeviceRuntime* rt = runtime::find_runtime(device.type());
-  return rt && rt->is_available() && rt->kernels() && rt->supports(op, dtype);
-}
 
 }  // namespace
 
 bool supports(std::string_view op, Device device, DType dtype) {
   const auto id = ops::op_from_name(op);
   if (!id) throw ValueError("supports: unknown op '" + std::string(op) + "'");
-  return backend_supports(*id, device, dtype);
+  return ops::has_kernel(device.type(), *id, dtype);
 }
 
 void set_cpu_fallback(CpuFallback p) { policy().store(p); }
@@ -61,16 +58,21 @@ int64_t fallback_count(std::string_view op) {
 
 namespace ops {
 
-Device common_device(OpId op, std::initializer_list<Operand> operands) {
+Device common_device(OpId op, const Operand* operands, int count) {
   const Operand* first = nullptr;
-  for (const Operand& o : operands) {
+  for (int i = 0; i < count; ++i) {
+    const Operand& o = operands[i];
     const Device d = o.tensor.device();
     if (d.is_cpu() && o.tensor.dim() == 0) continue;  // a CPU scalar joins any device
     if (!first) first = &o;
     else if (d != first->tensor.device())
       throw DeviceMismatchError(first->tensor.device(), d, o.name, std::string(op_name(op)));
   }
-  return first ? first->tensor.device() : operands.begin()->tensor.device();
+  return first ? first->tensor.device() : operands[0].tensor.device();
+}
+
+Device common_device(OpId op, std::initializer_list<Operand> operands) {
+  return common_device(op, operands.begin(), static_cast<int>(operands.size()));
 }
 
 Device common_device(OpId op, const std::vector<Tensor>& tensors) {
@@ -82,16 +84,14 @@ Device common_device(OpId op, const std::vector<Tensor>& tensors) {
 }
 
 const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
-  const runtime::DeviceRuntime* rt = runtime::find_runtime(device.type());
-  if (rt && rt->kernels() && rt->supports(op, dtype)) return rt->kernels();
+  if (has_kernel(device.type(), op, dtype)) return backend_kernels(device.type()).table;
   if (device.is_cpu()) throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] has no CPU kernel");
   const CpuFallback p = policy().load();
   if (p == CpuFallback::Error) {
     std::string where;
     for (int t = 0; t < kNumDeviceTypes; ++t) {
       const auto type = static_cast<DeviceType>(t);
-      const runtime::DeviceRuntime* other = runtime::find_runtime(type);
-      if (other && other->kernels() && other->supports(op, dtype))
+      if (has_kernel(type, op, dtype))
         where += (where.empty() ? "" : ", ") + std::string(device_type_name(type));
     }
     throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] not implemented for device '" + device.str() +
@@ -121,6 +121,14 @@ Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
   for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
   return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(strides), 0));
 }
+
+Tensor back_to(Device device, Tensor result) { return result.defined() ? result.to(device) : result; }
+
+ValuesIndices back_to(Device device, ValuesIndices result) {
+  return {back_to(device, std::move(result.values)), back_to(device, std::move(result.indices))};
+}
+
+std::string op_prefix(OpId op) { return "[locus::" + std::string(op_name(op)) + "] "; }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, OpId op) {
   const int64_t n = std::max<int64_t>(ndim, 1);

@@ -12,6 +12,7 @@
 #include "src/autograd/node.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/scalar_fits.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
 
@@ -138,6 +139,7 @@ Tensor tensor(T value, TensorOptions options) {
 LOCUS_TENSOR_FACTORY(bool)
 LOCUS_TENSOR_FACTORY(uint8_t)
 LOCUS_TENSOR_FACTORY(int8_t)
+LOCUS_TENSOR_FACTORY(int16_t)
 LOCUS_TENSOR_FACTORY(int)
 LOCUS_TENSOR_FACTORY(long)
 LOCUS_TENSOR_FACTORY(long long)
@@ -159,13 +161,20 @@ Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, opt
 Tensor zeros(const Shape& shape, TensorOptions options) { return filled(shape, 0, options, kDefaultFloat, "zeros"); }
 Tensor ones(const Shape& shape, TensorOptions options) { return filled(shape, 1, options, kDefaultFloat, "ones"); }
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
+  ops::check_fits(value, options.dtype_or(value.natural_dtype()), OpId::Fill);
   return filled(shape, value, options, value.natural_dtype(), "full");
 }
 
 Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
-  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  const DType dtype = options.dtype_or(floating ? kDefaultFloat : DType::Int64);
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st))
+    throw ValueError("[locus::arange] start, end and step must be finite");
+  // An integral result counts in integers, as PyTorch does: arange(0, 5, 0.5, kInt64) has step 0.
+  if (!is_floating_point(dtype)) s = std::trunc(s), e = std::trunc(e), st = std::trunc(st);
   if (st == 0) throw ValueError("[locus::arange] step must be nonzero");
   if ((e - s) / st < 0) throw ValueError("[locus::arange] upper bound and step sign are inconsistent");
   const double count = std::ceil((e - s) / st);
@@ -173,8 +182,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   if (!(count < 9.2233720368547758e18))
     throw ValueError("[locus::arange] (end - start) / step = " + std::to_string(count) + " elements is not a tensor size");
   const auto n = static_cast<int64_t>(count);
-  const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
-  return generate(OpId::Arange, Shape{n}, options, floating ? kDefaultFloat : DType::Int64, s, st);
+  return generate(OpId::Arange, Shape{n}, options.dtype(dtype), dtype, s, st);
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
@@ -256,14 +264,13 @@ void manual_seed(uint64_t seed) {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_not_recording_into(*this, "fill_");
+  ops::check_fits(value, dtype(), OpId::Fill);
   const ops::KernelTable* k = ops::kernels_for(OpId::Fill, device(), dtype());
-  if (!k) {
-    Tensor host = cpu();
-    host.fill_(value);
-    return copy_(host);
-  }
+  if (!k) return copy_(ops::run_on_cpu(device(), [&](Tensor host) { return host.fill_(value); }, *this));
   ops::wait_for_host(*this);
-  k->fill(ops::make_iter(*this, {}), value);
+  ops::ElementwiseScalars s;
+  s.other = value, s.has_other = true;
+  k->elementwise[static_cast<int>(OpId::Fill)](ops::make_iter(*this, {}), s);
   return *this;
 }
 

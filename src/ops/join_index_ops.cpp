@@ -71,6 +71,8 @@ namespace {
 Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   const Device device = ops::common_device(op, {{x, "self"}, {index, "index"}});
   const std::string name(ops::op_name(op));
+  if (op == OpId::Gather && index.dtype() != DType::Int64)
+    throw DTypeError("[locus::gather] index must be int64, got " + std::string(dtype_name(index.dtype())));
   if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
     throw DTypeError("[locus::" + name + "] index must be int64 or int32, got " + std::string(dtype_name(index.dtype())));
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);
@@ -80,8 +82,23 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
     throw ShapeError("[locus::gather] index must have as many dims as the input (" + std::to_string(x.dim()) + "), got " +
                      std::to_string(index.dim()));
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
-  if (!k) return index_impl(op, x.cpu(), dim, index.cpu()).to(device);
-  const Tensor in = x.contiguous();
+  if (!k)
+    return ops::run_on_cpu(device, [&](const Tensor& hx, const Tensor& hi) { return index_impl(op, hx, dim, hi); }, x, index);
+  Tensor source = x;
+  if (op == OpId::Gather) {
+    // An index smaller than x off `dim` reads the leading part of x there, as torch.gather.
+    for (int64_t i = 0; i < x.dim(); ++i) {
+      if (i == d) continue;
+      if (index.size(i) > x.size(i)) {
+        std::ostringstream os;
+        os << "[locus::gather] index shape " << index.shape() << " must not be larger than the input shape " << x.shape()
+           << " outside dimension " << d;
+        throw ShapeError(os.str());
+      }
+      if (index.size(i) < x.size(i)) source = source.narrow(i, 0, index.size(i));
+    }
+  }
+  const Tensor in = source.contiguous();
   const Tensor idx = index.to(DType::Int64).contiguous();
   Shape out_shape = x.shape();
   if (x.dim() == 0) out_shape = Shape{};
@@ -90,20 +107,13 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   a.device = device.is_cpu() ? 0 : device.index();
   a.dtype = x.dtype();
   a.outer = 1, a.inner = 1;
-  for (int64_t i = 0; i < d; ++i) a.outer *= x.size(i);
-  for (int64_t i = d + 1; i < x.dim(); ++i) a.inner *= x.size(i);
-  a.in_dim = x.dim() ? x.size(d) : 1;
+  for (int64_t i = 0; i < d; ++i) a.outer *= in.size(i);
+  for (int64_t i = d + 1; i < in.dim(); ++i) a.inner *= in.size(i);
+  a.in_dim = in.dim() ? in.size(d) : 1;
   if (op == OpId::IndexSelect) {
     a.out_dim = idx.numel();
     if (x.dim()) out_shape[static_cast<size_t>(d)] = a.out_dim;
   } else {
-    for (int64_t i = 0; i < x.dim(); ++i)
-      if (i != d && index.size(i) != x.size(i)) {
-        std::ostringstream os;
-        os << "[locus::gather] index shape " << index.shape() << " must match the input shape " << x.shape()
-           << " outside dimension " << d;
-        throw ShapeError(os.str());
-      }
     out_shape = index.shape();
     a.out_dim = x.dim() ? index.size(d) : 1;
   }

@@ -31,7 +31,7 @@ struct StridedIter {
 /// The input is described over its full shape; `out_strides` are byte strides of the output
 /// with 0 on reduced dims, so out[index] accumulates all input elements mapping to it.
 struct ReduceArgs {
-  OpId op;                 ///< Sum, Mean, Max, Min, Argmax
+  OpId op;                 ///< Sum, Mean, Max, Min, Argmax, Argmin
   int device = 0;          ///< index of the device the operands live on
   DType in_dtype, out_dtype;
   const char* in = nullptr;
@@ -40,12 +40,8 @@ struct ReduceArgs {
   Shape shape;             ///< input shape (coalesced)
   Shape in_strides;        ///< bytes
   Shape out_strides;       ///< bytes, 0 on reduced dims
-  Shape index_strides;     ///< bytes of the indices output (same layout as out)
   int64_t out_numel = 0;
   int64_t reduce_numel = 0; ///< elements folded into each output
-  /// For Argmax/Max/Min along one dim: the element stride (not bytes) of that dim in a flat
-  /// index, so indices count positions along the dim. Full reductions use flat positions.
-  int64_t index_dim_size = 0;
 };
 
 /// Batched matrix product C[b] = A[b] @ B[b] with element strides; C is contiguous.
@@ -93,26 +89,45 @@ struct RandomArgs {
   double low = 0, high = 1;  ///< randint bounds, or arange start/step
 };
 
-/// The kernels one device type provides. Every pointer is set for a full backend.
+/// The scalar operands and parameters of an elementwise kernel, as the front end gives them
+/// (Scalars; a kernel converts them to its compute type).
+struct ElementwiseScalars {
+  Scalar other;         ///< the second operand of a tensor-scalar binary op (has_other)
+  Scalar alpha = 1;     ///< add / sub: a + alpha * b
+  Scalar lo, hi;        ///< clamp's bounds (has_lo / has_hi); fill's value is `other`
+  bool has_other = false, has_lo = false, has_hi = false;
+};
+
+/// An elementwise kernel over iter (out, inputs...): inputs in the op's compute dtype, the
+/// output in it too or bool (comparisons, logical ops). A binary op with has_other gets one
+/// input and the scalar. Copy converts dtypes; Fill has no input and writes `other`.
+using ElementwiseKernel = void (*)(const StridedIter& it, const ElementwiseScalars& scalars);
+
+/// The kernels one device type provides, entries named by op: `elementwise[OpId::Sin]`.
+/// A null entry is a kernel the backend lacks (the fallback policy decides what happens).
 struct KernelTable {
-  /// Binary op over iter (out, a, b); a and b have the compute dtype, out has it too or bool
-  /// for comparisons. `alpha` scales b for Add/Sub.
-  void (*binary)(OpId op, const StridedIter& it, const Scalar& alpha);
-  /// Binary op with a scalar b: iter (out, a).
-  void (*binary_scalar)(OpId op, const StridedIter& it, const Scalar& b, const Scalar& alpha);
-  /// Unary op over iter (out, in), same floating dtype; Clamp takes lo/hi (absent = NaN-free).
-  void (*unary)(OpId op, const StridedIter& it, const Scalar& lo, const Scalar& hi, bool has_lo, bool has_hi);
-  /// iter (out, cond(bool), a, b).
-  void (*where)(const StridedIter& it);
-  /// iter (out, in): converts the dtype while copying; both on this device.
-  void (*copy)(const StridedIter& it);
-  /// iter (out): sets every element.
-  void (*fill)(const StridedIter& it, const Scalar& value);
-  void (*reduce)(const ReduceArgs& args);
-  void (*softmax)(const SoftmaxArgs& args);
-  void (*matmul)(const MatmulArgs& args);
-  void (*index)(const IndexArgs& args);
-  void (*random)(const RandomArgs& args);
+  ElementwiseKernel elementwise[kNumOps] = {};      ///< unary, binary, where, copy, fill
+  void (*reduce)(const ReduceArgs&) = nullptr;      ///< sum, mean, max, min, argmax, argmin
+  void (*softmax)(const SoftmaxArgs&) = nullptr;    ///< softmax, log_softmax
+  void (*matmul)(const MatmulArgs&) = nullptr;
+  void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
+  void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
+
+  /// True when the table has a kernel for `op` (composite ops need none).
+  bool has(OpId op) const noexcept {
+    switch (op_family(op)) {
+      case OpFamily::Unary:
+      case OpFamily::Binary:
+      case OpFamily::Elementwise: return elementwise[static_cast<int>(op)] != nullptr;
+      case OpFamily::Reduce: return reduce != nullptr;
+      case OpFamily::Softmax: return softmax != nullptr;
+      case OpFamily::Matmul: return matmul != nullptr;
+      case OpFamily::Index: return index != nullptr;
+      case OpFamily::Random: return random != nullptr;
+      case OpFamily::Composite: return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace locus::ops

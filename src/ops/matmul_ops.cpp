@@ -38,7 +38,8 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
   out_shape.push_back(m), out_shape.push_back(n);
   const ops::KernelTable* kt = ops::kernels_for(OpId::Matmul, device, a.dtype());
   if (!kt) {
-    Tensor r = batched_product(name, a.cpu(), b.cpu(), Tensor()).to(device);
+    Tensor r = ops::run_on_cpu(device, [&](const Tensor& ha, const Tensor& hb) { return batched_product(name, ha, hb, Tensor()); },
+                               a, b);
     return out.defined() ? out.copy_(r) : r;
   }
   // Batch dims are flattened; a broadcast operand is expanded and made contiguous only

@@ -1,35 +1,32 @@
 #pragma once
-// OpId: the operations that have kernels, with their public names.
+// OpId: every operation of the op table (src/ops/op_table.h), with its public name.
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "src/ops/op_table.h"
+
 namespace locus::ops {
 
-#define LOCUS_FOR_EACH_OP(_)                                                                      \
-  _(Add, "add") _(Sub, "sub") _(Mul, "mul") _(Div, "div") _(Pow, "pow") _(Maximum, "maximum")     \
-  _(Minimum, "minimum") _(Eq, "eq") _(Ne, "ne") _(Lt, "lt") _(Le, "le") _(Gt, "gt") _(Ge, "ge")   \
-  _(Where, "where") _(Neg, "neg") _(Abs, "abs") _(Exp, "exp") _(Log, "log") _(Sqrt, "sqrt")       \
-  _(Tanh, "tanh") _(Sigmoid, "sigmoid") _(Relu, "relu") _(Gelu, "gelu") _(Clamp, "clamp")         \
-  _(Sum, "sum") _(Mean, "mean") _(Max, "max") _(Min, "min") _(Argmax, "argmax")                   \
-  _(Softmax, "softmax") _(LogSoftmax, "log_softmax") _(Matmul, "matmul") _(IndexSelect, "index_select") \
-  _(Gather, "gather") _(Fill, "fill_") _(Copy, "copy_") _(Rand, "rand") _(Randn, "randn")         \
-  _(Randint, "randint") _(Arange, "arange") _(Cat, "cat") _(Stack, "stack")
-
-/// Every operation with a kernel entry.
+/// Every operation, in op-table order: the unary elementwise ops, the binary ones, the rest.
 enum class OpId : uint8_t {
-#define LOCUS_OP_ENUM(id, name) id,
-  LOCUS_FOR_EACH_OP(LOCUS_OP_ENUM)
+#define LOCUS_OP_ENUM(id, ...) id,
+  LOCUS_UNARY_OPS(LOCUS_OP_ENUM) LOCUS_BINARY_OPS(LOCUS_OP_ENUM) LOCUS_OTHER_OPS(LOCUS_OP_ENUM)
 #undef LOCUS_OP_ENUM
       kCount
 };
 
 inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
-/// The public name ("add").
+/// The kernel family an op's kernel belongs to.
+enum class OpFamily : uint8_t { Unary, Binary, Elementwise, Reduce, Softmax, Matmul, Index, Random, Composite };
+
+/// The public name ("add"; "div" for every rounding mode of div).
 std::string_view op_name(OpId op) noexcept;
-/// The OpId for a public name, if any.
+/// The OpId for a public name, if any (the first op of that name).
 std::optional<OpId> op_from_name(std::string_view name) noexcept;
+/// The family of `op`.
+OpFamily op_family(OpId op) noexcept;
 
 }  // namespace locus::ops

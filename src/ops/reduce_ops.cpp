@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
@@ -45,9 +46,16 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
       out_shape.push_back(x.size(d));
     }
   }
-  const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
-  if (!k) return sum_impl(op, x.cpu(), dims, keepdim, dtype).to(device);
-  const Tensor in = dtype && op == OpId::Mean && *dtype != x.dtype() ? x.to(*dtype) : x;
+  // With a dtype, each element is converted before summing (PyTorch's sum(dtype=...)).
+  const DType in_dtype = dtype.value_or(x.dtype());
+  const ops::KernelTable* k = ops::kernels_for(op, device, in_dtype);
+  if (!k)
+    return ops::run_on_cpu(device, [&](const Tensor& host) { return sum_impl(op, host, dims, keepdim, dtype); }, x);
+  Tensor in = x;
+  if (in_dtype != x.dtype()) {
+    NoGradGuard no_grad;  // the sum is the recorded op; its backward converts back to x's dtype
+    in = x.to(in_dtype);
+  }
   Tensor out = ops::empty_on(out_shape, out_dtype, device);
   ops::ReduceArgs a;
   a.op = op;
@@ -97,13 +105,9 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
                      " of nothing); pass one with the dim argument");
   if (x.numel() == 0 && x.dim() > 0 && x.size(*dim) == 0)
     throw IndexError("[locus::" + name + "] expected reduction dim " + std::to_string(*dim) + " to have non-zero size");
-  if (x.dtype() == DType::Bool && op != OpId::Argmax)
-    throw DTypeError("[locus::" + name + "] is not supported for bool tensors");
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
-  if (!k) {
-    ValuesIndices r = extreme_impl(op, x.cpu(), dim, keepdim);
-    return {r.values.defined() ? r.values.to(device) : r.values, r.indices.defined() ? r.indices.to(device) : r.indices};
-  }
+  if (!k)
+    return ops::run_on_cpu(device, [&](const Tensor& host) { return extreme_impl(op, host, dim, keepdim); }, x);
   const Tensor in = x.contiguous();
   int64_t outer = 1, size = in.numel(), inner = 1;
   Shape out_shape;
@@ -119,8 +123,9 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
     }
   }
   ValuesIndices r;
-  const bool want_values = op != OpId::Argmax;
-  const bool want_indices = op == OpId::Argmax || dim.has_value();
+  const bool arg = op == OpId::Argmax || op == OpId::Argmin;
+  const bool want_values = !arg;
+  const bool want_indices = arg || dim.has_value();
   if (want_values) r.values = ops::empty_on(out_shape, in.dtype(), device);
   if (want_indices) r.indices = ops::empty_on(out_shape, DType::Int64, device);
   ops::ReduceArgs a;
@@ -133,6 +138,8 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   a.shape = Shape{outer, size, inner};
   ops::wait_for_host(in);
   k->reduce(a);
+  if (want_values && is_floating_point(x.dtype()) && autograd::needs_grad({&x}))
+    autograd::record_extreme(x, dim, keepdim, r.values, r.indices);
   return r;
 }
 
@@ -142,14 +149,20 @@ Tensor sum(const Tensor& x, std::optional<DType> dtype) { return sum_impl(OpId::
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
   return sum_impl(OpId::Sum, x, dims, keepdim, dtype);
 }
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  return sum_impl(OpId::Sum, x, Shape{dim}, keepdim, dtype);
+}
 Tensor mean(const Tensor& x) { return sum_impl(OpId::Mean, x, {}, false, std::nullopt); }
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) { return sum_impl(OpId::Mean, x, dims, keepdim, std::nullopt); }
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim) { return sum_impl(OpId::Mean, x, Shape{dim}, keepdim, std::nullopt); }
 Tensor max(const Tensor& x) { return extreme_impl(OpId::Max, x, std::nullopt, false).values; }
 Tensor min(const Tensor& x) { return extreme_impl(OpId::Min, x, std::nullopt, false).values; }
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(OpId::Max, x, dim, keepdim); }
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(OpId::Min, x, dim, keepdim); }
 Tensor argmax(const Tensor& x) { return extreme_impl(OpId::Argmax, x, std::nullopt, false).indices; }
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(OpId::Argmax, x, dim, keepdim).indices; }
+Tensor argmin(const Tensor& x) { return extreme_impl(OpId::Argmin, x, std::nullopt, false).indices; }
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(OpId::Argmin, x, dim, keepdim).indices; }
 
 namespace {
 Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
@@ -157,7 +170,7 @@ Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   const DType dtype = is_floating_point(x.dtype()) ? x.dtype() : kDefaultFloat;
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);
   const ops::KernelTable* k = ops::kernels_for(op, device, dtype);
-  if (!k) return softmax_impl(op, x.cpu(), dim).to(device);
+  if (!k) return ops::run_on_cpu(device, [&](const Tensor& host) { return softmax_impl(op, host, dim); }, x);
   const Tensor in = (x.dtype() == dtype ? x : x.to(dtype)).contiguous();
   Tensor out = ops::empty_on(in.shape(), dtype, device);
   ops::SoftmaxArgs a;

@@ -44,6 +44,20 @@ StridedIter make_iter(const Tensor& out, std::initializer_list<const Tensor*> in
   int k = 1;
   for (const Tensor* t : inputs) ops[k++] = t;
 
+  // The common case, every operand contiguous and of the output's shape: one dim, no walk.
+  bool flat = out.is_contiguous();
+  for (k = 1; k < it.noperands && flat; ++k) flat = ops[k]->is_contiguous() && ops[k]->shape() == shape;
+  if (flat) {
+    it.shape = Shape{it.numel};
+    for (k = 0; k < it.noperands; ++k) {
+      const detail::TensorImpl* impl = ops[k]->impl();
+      it.strides[k] = Shape{static_cast<int64_t>(itemsize(impl->dtype()))};
+      it.data[k] = static_cast<char*>(impl->data());
+      it.dtypes[k] = impl->dtype();
+    }
+    return it;
+  }
+
   // Byte strides of every operand over the output's dims (0 where broadcast).
   int64_t strides[StridedIter::kMaxOperands][64];
   for (k = 0; k < it.noperands; ++k) {

@@ -2,6 +2,7 @@
 // unless the lower tier brings a higher category (bool < integer < floating).
 
 #include "locus/ops.h"
+#include "src/ops/type_promotion.h"
 
 namespace locus {
 namespace {
@@ -45,5 +46,18 @@ DType result_type(const Tensor& a, const Scalar& b) {
   t.add(b);
   return t.result();
 }
+
+namespace ops {
+
+DType promote_operands(const Tensor* const* tensors, int count, const Scalar* numbers, int nnumbers) {
+  if (count == 1 && nnumbers == 0) return tensors[0]->dtype();
+  if (count == 2 && nnumbers == 0 && tensors[0]->dtype() == tensors[1]->dtype()) return tensors[0]->dtype();
+  Tiers t;
+  for (int i = 0; i < count; ++i) t.add(*tensors[i]);
+  for (int i = 0; i < nnumbers; ++i) t.add(numbers[i]);
+  return t.result();
+}
+
+}  // namespace ops
 
 }  // namespace locus

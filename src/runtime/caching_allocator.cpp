@@ -128,6 +128,7 @@ CachingAllocator::Block* CachingAllocator::allocate_segment(Pool& pool, StreamId
   void* ptr = raw_->allocate(segment_size);
   if (!ptr) return nullptr;
   update_stat(stats_.reserved_bytes, static_cast<int64_t>(segment_size));
+  reserved_now_.store(stats_.reserved_bytes.current, std::memory_order_relaxed);
   update_stat(stats_.segment, 1);
   auto* b = new Block{this, &pool, ptr, segment_size};
   b->stream = stream;
@@ -202,6 +203,7 @@ void CachingAllocator::release_segment(Block* block) noexcept {
   block->pool->erase(block);
   raw_->free(block->ptr, block->size);
   update_stat(stats_.reserved_bytes, -static_cast<int64_t>(block->size));
+  reserved_now_.store(stats_.reserved_bytes.current, std::memory_order_relaxed);
   update_stat(stats_.segment, -1);
   delete block;
 }

@@ -2,6 +2,7 @@
 // CachingAllocator: the generic device allocator shared by sim and CUDA (and large CPU
 // buffers). See Note [Caching allocator] in caching_allocator.cpp.
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,9 @@ class CachingAllocator final : public Allocator {
 
   detail::DataPtr allocate(size_t nbytes, StreamId stream = 0) override;
   MemoryStats stats() const override;
+  /// stats().reserved_bytes.current without the lock (what the CPU allocator's small path
+  /// reads on every allocation).
+  int64_t reserved_bytes() const noexcept { return reserved_now_.load(std::memory_order_relaxed); }
   void reset_peak_stats() override;
   void empty_cache() override;
   void record_stream(const detail::DataPtr& data, StreamId stream) override;
@@ -68,6 +72,7 @@ class CachingAllocator final : public Allocator {
   };
   std::vector<PendingFree> pending_;
   MemoryStats stats_;
+  std::atomic<int64_t> reserved_now_{0};  ///< mirrors stats_.reserved_bytes.current
 };
 
 /// Adds `delta` to a counter, updating peak and totals.

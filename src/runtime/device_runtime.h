@@ -5,17 +5,11 @@
 #include <string>
 #include <utility>
 
-#include "locus/cuda.h"
 #include "locus/device.h"
-#include "locus/dtype.h"
-#include "src/ops/op_id.h"
+#include "locus/device_properties.h"
 #include "src/runtime/allocator.h"
 #include "src/runtime/raw_memory.h"
 #include "src/runtime/stream_runtime.h"
-
-namespace locus::ops {
-struct KernelTable;
-}
 
 namespace locus::runtime {
 
@@ -32,17 +26,30 @@ struct CopyRequest {
   const detail::DataPtr* pinned_block = nullptr;
 };
 
-/// Everything the layers above need from a device type. Implementations live in
-/// src/backends/<type>/. Discovery calls never throw.
+/// What the layers above ask of a device type, cheaply and on hot paths.
+struct Capabilities {
+  bool host_addressable = false;  ///< device memory is host memory (CPU kernels may run on it)
+  bool asynchronous = false;      ///< queued work and asynchronous copies (streams and events)
+};
+
+/// Everything the layers above need from a device type: discovery, the current device, memory,
+/// copies and streams. Kernels are not here: a backend registers its kernel table with the ops
+/// layer (src/ops/kernel_registry.h) from the one registration file. Implementations live in
+/// src/backends/<type>/. Discovery calls never throw; no call on an op's path takes a lock.
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
   virtual DeviceType type() const noexcept = 0;
-  /// Usable in this build and on this machine.
-  virtual bool is_available() const noexcept = 0;
   /// Devices of this type; 0 on any driver problem (reason kept for unavailable_reason()).
   virtual int device_count() const noexcept = 0;
+  /// Why there are no devices ("no NVIDIA driver found ..."); empty when there are.
   virtual std::string unavailable_reason() const = 0;
+  /// Usable in this build and on this machine.
+  bool is_available() const noexcept { return device_count() > 0; }
+  /// Generic properties of device `index` (validated).
+  virtual DeviceProperties properties(int index) const = 0;
+  /// What every device of this type can do.
+  virtual Capabilities capabilities() const noexcept = 0;
   /// Per-thread current device index.
   virtual int current_device() const = 0;
   /// Sets it; the index is already validated.
@@ -58,17 +65,6 @@ class DeviceRuntime {
   virtual void synchronize(int index) = 0;
   /// (free, total) bytes of device `index`.
   virtual std::pair<uint64_t, uint64_t> mem_get_info(int index) = 0;
-  /// The kernels of this device type; null when it has none built.
-  virtual const ops::KernelTable* kernels() const noexcept = 0;
-  /// True when device memory is ordinary host memory (CPU kernels may run on it directly).
-  virtual bool host_addressable() const noexcept = 0;
-  /// Properties of device `index` (name, memory, SMs, capability) where the type has them.
-  virtual cuda::DeviceProperties properties(int index) const = 0;
-  /// False when the device pretends or happens to lack `op` for `dtype` (section 6 of SPEC).
-  virtual bool supports(ops::OpId op, DType dtype) const noexcept { (void)op; (void)dtype; return true; }
-  /// Driver and runtime versions ("13.0"), where the type has them.
-  virtual std::string driver_version() const { return {}; }
-  virtual std::string runtime_version() const { return {}; }
   /// Page-locked host memory this backend can copy from asynchronously; null when it has none
   /// (the pinned pool then locks ordinary pages itself).
   virtual std::unique_ptr<RawMemory> make_pinned_host_memory() { return nullptr; }

@@ -28,7 +28,12 @@ int device_count(DeviceType type) noexcept {
 
 bool is_available(DeviceType type) noexcept {
   const runtime::DeviceRuntime* rt = runtime::find_runtime(type);
-  return rt && rt->is_available() && rt->device_count() > 0;
+  return rt && rt->is_available();
+}
+
+DeviceProperties get_device_properties(Device device) {
+  const Device d = runtime::resolve_device(device);
+  return runtime::runtime(d.type()).properties(d.is_cpu() ? 0 : d.index());
 }
 
 void synchronize(Device device) {
@@ -45,8 +50,8 @@ Device best_device() {
       throw ValueError(std::string("LOCUS_DEVICE='") + env + "' cannot be used: " + e.what());
     }
   }
-  if (is_available(DeviceType::CUDA)) return current_device(DeviceType::CUDA);
-  if (is_available(DeviceType::MPS)) return current_device(DeviceType::MPS);
+  for (DeviceType type : kPreferredAccelerators)
+    if (is_available(type)) return current_device(type);
   return Device(DeviceType::CPU);
 }
 

@@ -77,18 +77,9 @@ bool is_available() noexcept { return locus::is_available(DeviceType::CUDA); }
 int device_count() noexcept { return locus::device_count(DeviceType::CUDA); }
 std::string unavailable_reason() { return runtime::unavailable_reason(DeviceType::CUDA); }
 std::string get_device_name(int index) { return get_device_properties(index).name; }
-DeviceProperties get_device_properties(int index) {
-  const Device d = runtime::resolve_device(cuda_device(index));
-  return runtime::runtime(DeviceType::CUDA).properties(d.index());
-}
-std::string driver_version() {
-  const runtime::DeviceRuntime* rt = runtime::find_runtime(DeviceType::CUDA);
-  return rt ? rt->driver_version() : "";
-}
-std::string runtime_version() {
-  const runtime::DeviceRuntime* rt = runtime::find_runtime(DeviceType::CUDA);
-  return rt ? rt->runtime_version() : "";
-}
+DeviceProperties get_device_properties(int index) { return locus::get_device_properties(cuda_device(index)); }
+std::string driver_version() { return is_available() ? get_device_properties(0).driver_version : ""; }
+std::string runtime_version() { return is_available() ? get_device_properties(0).runtime_version : ""; }
 int current_device() { return locus::current_device(DeviceType::CUDA).index(); }
 void set_device(int index) { locus::set_device(cuda_device(index)); }
 

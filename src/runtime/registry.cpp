@@ -23,10 +23,7 @@ const Registry& registry() {
 
 std::string why_unavailable(DeviceType type) {
   const DeviceRuntime* rt = registry().slots[static_cast<int>(type)];
-  if (type == DeviceType::MPS && !rt)
-    return "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend";
-  if (!rt) return "built without " + std::string(type == DeviceType::CUDA ? "CUDA" : device_type_name(type));
-  return rt->unavailable_reason();
+  return rt ? rt->unavailable_reason() : std::string(device_type_missing_reason(type));
 }
 
 }  // namespace
@@ -36,8 +33,7 @@ DeviceRuntime* find_runtime(DeviceType type) noexcept { return registry().slots[
 DeviceRuntime& runtime(DeviceType type) {
   DeviceRuntime* rt = find_runtime(type);
   if (!rt || !rt->is_available()) {
-    const std::string name = type == DeviceType::CUDA ? "CUDA" : type == DeviceType::MPS ? "MPS" : std::string(device_type_name(type));
-    throw BackendUnavailableError(name + " is not available: " + why_unavailable(type) +
+    throw BackendUnavailableError(std::string(device_type_display_name(type)) + " is not available: " + why_unavailable(type) +
                                   ". Use best_device() to pick what this machine has, or LOCUS_DEVICE=sim to test "
                                   "device placement without a GPU.");
   }

@@ -20,6 +20,7 @@ const char* st_dtype(DType d) {
     case DType::Bool: return "BOOL";
     case DType::UInt8: return "U8";
     case DType::Int8: return "I8";
+    case DType::Int16: return "I16";
     case DType::Int32: return "I32";
     case DType::Int64: return "I64";
     case DType::Float16: return "F16";

@@ -76,6 +76,33 @@ TEST_P(OnEachDevice, ElementwiseGradients) {
   gradcheck([](auto& x) { return where(gt(x[0], 0.0), x[0], x[1]); }, {kA, kB}, d);
 }
 
+// The ops the op table added, each against finite differences (inputs away from the kinks of
+// the rounding and modulo functions).
+TEST_P(OnEachDevice, NewElementwiseGradients) {
+  const Device d = dev();
+  const Input kOffGrid{{0.37, -1.21, 2.43, 0.29, -0.73, 1.13}, Shape{2, 3}};
+  const Input kDivisor{{1.3, 0.47, -0.61}, Shape{3}};
+  gradcheck([](auto& x) { return sin(x[0]); }, {kA}, d);
+  gradcheck([](auto& x) { return cos(x[0]); }, {kA}, d);
+  gradcheck([](auto& x) { return log1p(x[0]); }, {kPos}, d);
+  gradcheck([](auto& x) { return expm1(x[0]); }, {kA}, d);
+  gradcheck([](auto& x) { return rsqrt(x[0]); }, {kPos}, d);
+  gradcheck([](auto& x) { return erf(x[0]); }, {kA}, d);
+  gradcheck([](auto& x) { return floor(x[0]) + ceil(x[0]) + round(x[0]) + trunc(x[0]) + sign(x[0]); }, {kOffGrid}, d);
+  gradcheck([](auto& x) { return remainder(x[0], x[1]); }, {kOffGrid, kDivisor}, d);
+  gradcheck([](auto& x) { return fmod(x[0], x[1]); }, {kOffGrid, kDivisor}, d);
+  gradcheck([](auto& x) { return div(x[0], x[1], "floor") + div(x[0], x[1], "trunc") + x[0]; }, {kOffGrid, kDivisor}, d);
+  gradcheck([](auto& x) { return remainder(x[0], 0.7); }, {kOffGrid}, d);
+  gradcheck([](auto& x) { return 2.0 - x[0]; }, {kA}, d);
+  gradcheck([](auto& x) { return 1.5 / x[0]; }, {kPos}, d);
+  gradcheck([](auto& x) { return x[0].max(); }, {kA}, d);
+  gradcheck([](auto& x) { return x[0].min(1).values; }, {kA}, d);
+  gradcheck([](auto& x) { return x[0].max(0, true).values; }, {kA}, d);
+  // floor_divide has no derivative in PyTorch either: backward says so.
+  const Tensor a = tensor({1.5, 2.5}, kFloat64).to(d).requires_grad_();
+  EXPECT_THROW(floor_divide(a, 2.0).sum().backward(), NotImplementedError);
+}
+
 TEST_P(OnEachDevice, ReductionSoftmaxAndMatmulGradients) {
   const Device d = dev();
   gradcheck([](auto& x) { return x[0].sum(); }, {kA}, d);

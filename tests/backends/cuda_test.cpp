@@ -4,6 +4,7 @@
 // that check what a GPU-less machine must do.
 
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -107,7 +108,7 @@ TEST(CudaValues, SoftmaxIsStableOnLargeInputsAndEveryLayout) {
 
 TEST(CudaValues, EveryDtypeMatchesTheCpuKernels) {
   REQUIRE_CUDA();
-  const std::vector<DType> all{kBool, kUInt8, kInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+  const std::vector<DType> all{kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
   const Tensor a64 = tensor(std::vector<double>{0., 1., 2., 3., 7., 9., 12., 100.}, Shape{2, 4});
   const Tensor b64 = tensor({1., 1., 3., 2.}).view({1, 4}).expand({2, 4});
   for (DType t : all) {
@@ -121,14 +122,14 @@ TEST(CudaValues, EveryDtypeMatchesTheCpuKernels) {
     EXPECT_EQ(values(eq(ca, 3)), values(eq(a, 3)));
     EXPECT_EQ(values(where(gt(ca, cb), ca, cb)), values(where(gt(a, b), a, b)));
     EXPECT_EQ(values(ca.t().contiguous()), values(a.t().contiguous()));
-    EXPECT_EQ(values(abs(ca)), values(abs(a)));
     EXPECT_EQ(values(argmax(ca, 1)), values(argmax(a, 1)));
     if (t != kBool) {
+      EXPECT_EQ(values(abs(ca)), values(abs(a)));
       EXPECT_EQ(values(sub(ca, cb)), values(sub(a, b)));
       EXPECT_EQ(values(clamp(ca, 1, 9)), values(clamp(a, 1, 9)));
       EXPECT_EQ(values(max(ca, 0).values), values(max(a, 0).values));
       EXPECT_EQ(values(matmul(ca, cb.t())), values(matmul(a, b.t())));
-      EXPECT_EQ(values(index_select(ca, 1, tensor({3L, 0L, -1L}).to(kCuda))), values(index_select(a, 1, tensor({3L, 0L, -1L}))));
+      EXPECT_EQ(values(index_select(ca, 1, tensor({3L, 0L, 2L}).to(kCuda))), values(index_select(a, 1, tensor({3L, 0L, 2L}))));
     }
     if (is_floating_point(t)) {
       expect_close(div(ca, cb), values(div(a, b)), 1e-3);
@@ -141,6 +142,89 @@ TEST(CudaValues, EveryDtypeMatchesTheCpuKernels) {
     for (DType to : all) {
       SCOPED_TRACE("to " + std::string(dtype_name(to)));
       EXPECT_EQ(values(ca.to(to)), values(a.to(to)));
+    }
+  }
+}
+
+// Every elementwise op of the op table, tensor and number forms, every dtype: the CUDA kernels
+// run the CPU's functors, so they agree exactly on integers and within a few ulps on floats
+// (the device math library rounds sin, erf, ... differently from glibc), and they refuse the
+// same dtypes with the same errors.
+TEST(CudaValues, EveryOpOfTheTableMatchesTheCpu) {
+  REQUIRE_CUDA();
+  using Unary = std::function<Tensor(const Tensor&)>;
+  using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<const char*, Unary>> unary = {
+      {"neg", [](const Tensor& x) { return neg(x); }},          {"abs", [](const Tensor& x) { return abs(x); }},
+      {"sign", [](const Tensor& x) { return sign(x); }},        {"exp", [](const Tensor& x) { return exp(x * 0.1); }},
+      {"expm1", [](const Tensor& x) { return expm1(x * 0.1); }}, {"log", [](const Tensor& x) { return log(x + 1); }},
+      {"log1p", [](const Tensor& x) { return log1p(x); }},      {"sqrt", [](const Tensor& x) { return sqrt(x); }},
+      {"rsqrt", [](const Tensor& x) { return rsqrt(x + 1); }},  {"sin", [](const Tensor& x) { return sin(x); }},
+      {"cos", [](const Tensor& x) { return cos(x); }},          {"tanh", [](const Tensor& x) { return tanh(x * 0.1); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},  {"erf", [](const Tensor& x) { return erf(x * 0.1); }},
+      {"relu", [](const Tensor& x) { return relu(x); }},        {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"floor", [](const Tensor& x) { return floor(x * 0.3); }}, {"ceil", [](const Tensor& x) { return ceil(x * 0.3); }},
+      {"round", [](const Tensor& x) { return round(x * 0.5); }}, {"trunc", [](const Tensor& x) { return trunc(x * 0.3); }},
+      {"clamp", [](const Tensor& x) { return clamp(x, 2, 9); }}, {"logical_not", [](const Tensor& x) { return logical_not(x); }},
+  };
+  const std::vector<std::pair<const char*, Binary>> binary = {
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }},
+      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); }},
+      {"div_trunc", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); }},
+      {"div_floor", [](const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }},
+      {"floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); }},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }},
+      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }},
+      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); }},
+      {"le", [](const Tensor& a, const Tensor& b) { return le(a, b); }},
+      {"gt", [](const Tensor& a, const Tensor& b) { return gt(a, b); }},
+      {"logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); }},
+      {"logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); }},
+      {"logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); }},
+      {"remainder_number", [](const Tensor& a, const Tensor&) { return remainder(a, -3); }},
+      {"pow_number", [](const Tensor& a, const Tensor&) { return pow(a, 2); }},
+      {"sub_number_first", [](const Tensor& a, const Tensor&) { return 7 - a; }},
+  };
+  // Non-negative values, a divisor without zeros, a broadcast and a transposed operand.
+  const Tensor a64 = tensor(std::vector<double>{0., 1., 2., 3., 7., 9., 12., 100., 5., 6., 13., 1.}, Shape{3, 4});
+  const Tensor b64 = tensor({1., 2., 3., 2.}).view({1, 4});
+  auto compare = [](const Tensor& on_cuda, const Tensor& on_cpu) {
+    ASSERT_EQ(on_cuda.dtype(), on_cpu.dtype());
+    ASSERT_EQ(on_cuda.device(), kCuda);
+    const DType d = on_cpu.dtype();
+    const double rtol = d == kFloat64 ? 1e-14 : d == kFloat32 ? 1e-6 : is_floating_point(d) ? 1e-2 : 0;
+    expect_close(on_cuda, values(on_cpu), rtol, rtol);
+  };
+  for (DType t : {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    const Tensor a = a64.to(t), b = b64.to(t), at = a64.t().contiguous().t().to(t);
+    for (const auto& [name, f] : unary) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(t)));
+      Tensor expected;
+      try {
+        expected = f(a);
+      } catch (const Error&) {
+        EXPECT_THROW(f(a.to(kCuda)), Error);
+        continue;
+      }
+      compare(f(a.to(kCuda)), expected);
+      compare(f(at.to(kCuda)), f(at));
+    }
+    for (const auto& [name, f] : binary) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(t)));
+      Tensor expected;
+      try {
+        expected = f(a, b);
+      } catch (const Error&) {
+        EXPECT_THROW(f(a.to(kCuda), b.to(kCuda)), Error);
+        continue;
+      }
+      compare(f(a.to(kCuda), b.to(kCuda)), expected);
+      compare(f(at.to(kCuda), b.to(kCuda)), f(at, b));
     }
   }
 }

@@ -62,6 +62,100 @@ TEST_P(Elementwise, UnaryOpsAgainstFloat64) {
   expect_close(clamp(x, std::nullopt, 0.1), ref([](double e) { return std::min(e, 0.1); }));
 }
 
+// The ops the op table added, in float64 and float32, against the C library in float64.
+TEST_P(Elementwise, NewUnaryAndBinaryOpsAgainstFloat64) {
+  testing::MemoryBaseline baseline(dev());
+  manual_seed(12);
+  for (DType dtype : {kFloat64, kFloat32}) {
+    const double tol = dtype == kFloat64 ? 1e-12 : 2e-6;
+    const Tensor x = (randn({41}, TensorOptions().dtype(dtype)) * 3.0).to(dev());
+    const Tensor y = (randn({41}, TensorOptions().dtype(dtype)) * 2.0).to(dev());
+    const auto vx = values(x), vy = values(y);
+    auto ref = [&](std::function<double(double)> f) {
+      std::vector<double> r;
+      for (double e : vx) r.push_back(f(e));
+      return r;
+    };
+    auto ref2 = [&](std::function<double(double, double)> f) {
+      std::vector<double> r;
+      for (size_t i = 0; i < vx.size(); ++i) r.push_back(f(vx[i], vy[i]));
+      return r;
+    };
+    expect_close(sin(x), ref([](double e) { return std::sin(e); }), tol, tol);
+    expect_close(cos(x), ref([](double e) { return std::cos(e); }), tol, tol);
+    expect_close(log1p(abs(x)), ref([](double e) { return std::log1p(std::abs(e)); }), tol, tol);
+    expect_close(expm1(x), ref([](double e) { return std::expm1(e); }), tol, tol);
+    expect_close(rsqrt(abs(x)), ref([](double e) { return 1 / std::sqrt(std::abs(e)); }), tol, tol);
+    expect_close(erf(x), ref([](double e) { return std::erf(e); }), tol, tol);
+    expect_close(floor(x), ref([](double e) { return std::floor(e); }), 0, 0);
+    expect_close(ceil(x), ref([](double e) { return std::ceil(e); }), 0, 0);
+    expect_close(round(x), ref([](double e) { return std::nearbyint(e); }), 0, 0);
+    expect_close(trunc(x), ref([](double e) { return std::trunc(e); }), 0, 0);
+    expect_close(sign(x), ref([](double e) { return (e > 0) - (e < 0); }), 0, 0);
+    auto py_mod = [](double a, double b) {
+      double m = std::fmod(a, b);
+      if (m != 0 && ((b < 0) != (m < 0))) m += b;
+      return m;
+    };
+    expect_close(remainder(x, y), ref2(py_mod), tol, tol);
+    expect_close(fmod(x, y), ref2([](double a, double b) { return std::fmod(a, b); }), tol, tol);
+    expect_close(div(x, y, "trunc"), ref2([](double a, double b) { return std::trunc(a / b); }), tol, tol);
+    expect_close(floor_divide(x, y), ref2([](double a, double b) { return std::floor(a / b); }), tol, tol);
+    expect_close(logical_and(x > 0, y > 0).to(kFloat64), ref2([](double a, double b) { return a > 0 && b > 0; }), 0, 0);
+    expect_close(logical_xor(x, y > 0).to(kFloat64), ref2([](double a, double b) { return (a != 0) != (b > 0); }), 0, 0);
+    expect_close(logical_not(x > 0).to(kFloat64), ref([](double e) { return !(e > 0); }), 0, 0);
+  }
+}
+
+// Python's integer floor division and modulo, and the errors PyTorch raises.
+TEST_P(Elementwise, IntegerDivisionFollowsPython) {
+  const Tensor a = tensor({-7, 7, -7, 7, 0}).to(dev());
+  const Tensor b = tensor({2, 2, -2, -2, 3}).to(dev());
+  EXPECT_EQ(floor_divide(a, b).dtype(), kInt64);
+  EXPECT_EQ(values(floor_divide(a, b)), (std::vector<double>{-4, 3, 3, -4, 0}));
+  EXPECT_EQ(values(div(a, b, "trunc")), (std::vector<double>{-3, 3, 3, -3, 0}));
+  EXPECT_EQ(values(remainder(a, b)), (std::vector<double>{1, 1, -1, -1, 0}));
+  EXPECT_EQ(values(fmod(a, b)), (std::vector<double>{-1, 1, -1, 1, 0}));
+  EXPECT_EQ(values(remainder(a, 3)), (std::vector<double>{2, 1, 2, 1, 0}));
+  const Tensor min = tensor(std::vector<long long>{INT64_MIN}).to(dev());
+  EXPECT_EQ(floor_divide(min, -1).cpu().to_vector<int64_t>()[0], INT64_MIN);  // wraps, never traps
+  EXPECT_EQ(remainder(min, -1).cpu().to_vector<int64_t>()[0], 0);
+  if (!dev().is_cuda()) {
+    EXPECT_THROW(floor_divide(a, 0), ValueError);
+    EXPECT_THROW(remainder(a, tensor({1, 0, 1, 1, 1}).to(dev())), ValueError);
+  }
+  EXPECT_THROW(div(a, b, "nearest"), ValueError);
+  EXPECT_THROW(floor_divide(tensor({true}).to(dev()), tensor({true}).to(dev())), DTypeError);
+}
+
+// PyTorch's promotion of a C++ number with integer and bool tensors, and the clamp rules.
+TEST_P(Elementwise, NumbersPromoteAsPythonNumbers) {
+  const Tensor i = tensor({1, 2, 3}).to(dev());
+  const Tensor u = tensor({1, 2, 3}).to(kUInt8).to(dev());
+  const Tensor b = tensor({true, false}).to(dev());
+  expect_close(2.5 / i, {2.5, 1.25, 2.5 / 3});
+  EXPECT_EQ((2.5 / i).dtype(), kFloat32);
+  expect_close(-2 / u, {-2.0, -1.0, -2.0 / 3});
+  expect_close(3 / b, {3.0, INFINITY});
+  expect_close(2.5 - u, {1.5, 0.5, -0.5});
+  EXPECT_EQ((u + (-1)).dtype(), kUInt8);
+  expect_close(u + (-1), {0, 1, 2});
+  expect_close(u * 300, {44, 88, 132});  // wraps in uint8, as PyTorch
+  expect_close(clamp(tensor({1.f, 5.f, 9.f}).to(dev()), 6, 2), {2, 2, 2});
+  expect_close(clamp(i, 1.5), {1.5, 2, 3});
+  EXPECT_EQ(clamp(i, 1.5).dtype(), kFloat32);
+  EXPECT_EQ(clamp(b, 0, 1).dtype(), kInt64);
+  expect_close(clamp(u, -1), {255, 255, 255});
+  EXPECT_THROW(-b, DTypeError);
+  EXPECT_THROW(relu(b), DTypeError);
+  EXPECT_THROW(b - b, DTypeError);
+  EXPECT_THROW(gelu(i), DTypeError);
+  EXPECT_THROW(pow(i, -1), ValueError);
+  EXPECT_EQ(sign(b).dtype(), kBool);
+  expect_close(~(i > 1), {1, 0, 0});
+  EXPECT_THROW(~i, DTypeError);
+}
+
 TEST_P(Elementwise, LargeStridedAndThreadedMatchReference) {
   manual_seed(3);
   const Tensor a = randn({513, 1031}).to(dev());  // past the threading threshold, odd sizes
@@ -100,14 +194,15 @@ TEST_P(Elementwise, TypePromotionFollowsPyTorch) {
   EXPECT_EQ((h + f).dtype(), kFloat32);
   EXPECT_EQ((h + tensor(2.0, TensorOptions().dtype(kFloat64))).dtype(), kFloat16);  // 0-dim ranks lower
   EXPECT_EQ((i < f).dtype(), kBool);
-  EXPECT_EQ(promote_types(kUInt8, kInt8), kInt32);
+  EXPECT_EQ(promote_types(kUInt8, kInt8), kInt16);
+  EXPECT_EQ(promote_types(kInt16, kInt32), kInt32);
   EXPECT_EQ(promote_types(kFloat16, kBFloat16), kFloat32);
   EXPECT_EQ(exp(i).dtype(), kFloat32);
   EXPECT_THROW(tensor({true}) - tensor({false}), DTypeError);
 }
 
 TEST_P(Elementwise, EveryDtypeRoundTrips) {
-  for (DType d : {kBool, kUInt8, kInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}) {
+  for (DType d : {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}) {
     const Tensor x = tensor({0.0, 1.0, 2.0, 3.0}).to(d).to(dev());
     EXPECT_EQ(x.dtype(), d);
     const Tensor y = (x + x).to(kFloat64).cpu();

@@ -17,7 +17,7 @@ using testing::values;
 
 class ReductionSweep : public testing::OnEachDevice {};
 
-const DType kAllDtypes[] = {kBool, kUInt8, kInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+const DType kAllDtypes[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 
 // 1, around 255/256 (an 8-bit accumulator's limit), the CPU's vector block (16 lanes x 256),
 // the CPU's parallel threshold (256 KiB) for 1-, 4- and 8-byte elements and twice that,
@@ -31,6 +31,7 @@ double element(DType dtype, int64_t i) {
     case kBool: return i % 3 != 0;
     case kUInt8: return static_cast<double>((i * 37 + 11) % 256);
     case kInt8: return static_cast<double>((i * 37 + 11) % 256 - 128);
+    case kInt16: return static_cast<double>((i * 7919) % 65536 - 32768);
     case kInt32: return static_cast<double>((i * 2654435761LL) % (int64_t{1} << 31) - (int64_t{1} << 30));
     case kInt64: return static_cast<double>((i * 1000003LL) % (int64_t{1} << 40) - (int64_t{1} << 39));
     case kFloat16:

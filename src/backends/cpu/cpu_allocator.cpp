@@ -113,7 +113,7 @@ void CpuAllocator::free_large(void* ctx, void*) noexcept {
 }
 
 void CpuAllocator::note_reserved_peak() noexcept {
-  const int64_t now = small_reserved_.current.load() + large_->stats().reserved_bytes.current;
+  const int64_t now = small_reserved_.current.load() + large_->reserved_bytes();
   int64_t p = reserved_peak_.load();
   while (now > p && !reserved_peak_.compare_exchange_weak(p, now)) {
   }
@@ -141,7 +141,7 @@ void CpuAllocator::reset_peak_stats() {
   for (Counter* c : {&allocated_, &requested_, &allocations_, &small_reserved_, &small_segments_})
     c->peak.store(c->current.load());
   large_->reset_peak_stats();
-  reserved_peak_.store(small_reserved_.current.load() + large_->stats().reserved_bytes.current);
+  reserved_peak_.store(small_reserved_.current.load() + large_->reserved_bytes());
 }
 
 void CpuAllocator::empty_cache() { large_->empty_cache(); }

@@ -1,4 +1,4 @@
-// Copy with dtype conversion, fill, and where.
+// Copy with dtype conversion, and fill.
 
 #include <cstring>
 
@@ -43,30 +43,19 @@ void copy_to(const ops::StridedIter& it) {
 
 }  // namespace
 
-void copy_kernel(const ops::StridedIter& it) {
+void copy_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars&) {
   LOCUS_DISPATCH_ALL(it.dtypes[0], copy_to<scalar_t>(it));
 }
 
-void fill_kernel(const ops::StridedIter& it, const Scalar& value) {
+void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scalars) {
   LOCUS_DISPATCH_ALL(it.dtypes[0], {
-    const scalar_t v = value.to<scalar_t>();
+    const scalar_t v = scalars.other.to<scalar_t>();
     for_each_run<1>(it, sizeof(scalar_t), [v](char* const* p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(scalar_t)) {
         auto* out = reinterpret_cast<scalar_t*>(p[0]);
         for (int64_t i = 0; i < n; ++i) out[i] = v;
       } else {
         for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = v;
-      }
-    });
-  });
-}
-
-void where_kernel(const ops::StridedIter& it) {
-  LOCUS_DISPATCH_ALL(it.dtypes[0], {
-    for_each_run<4>(it, 3 * sizeof(scalar_t) + 1, [](char* const* p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
-        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = *reinterpret_cast<const scalar_t*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
       }
     });
   });

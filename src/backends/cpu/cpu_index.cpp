@@ -15,17 +15,16 @@ void index_kernel(const ops::IndexArgs& a) {
   // Validate every index before writing anything, so a bad index leaves `out` untouched.
   for (int64_t i = 0; i < n_index; ++i) {
     const int64_t v = a.index[i];
-    if (v < -a.in_dim || v >= a.in_dim)
+    if (v < 0 || v >= a.in_dim)  // negative indices are errors, as in PyTorch
       throw IndexError("[locus::" + std::string(ops::op_name(a.op)) + "] index " + std::to_string(v) +
                        " is out of bounds for dimension of size " + std::to_string(a.in_dim));
   }
-  auto wrap = [&](int64_t v) { return v < 0 ? v + a.in_dim : v; };
   const bool parallel = a.outer * a.out_dim * a.inner * static_cast<int64_t>(item) >= kParallelBytes;
   if (a.op == ops::OpId::IndexSelect) {
     parallel_for(a.outer * a.out_dim, parallel, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t o = r / a.out_dim, j = r % a.out_dim;
-        std::memcpy(a.out + (r * a.inner) * item, a.in + ((o * a.in_dim + wrap(a.index[j])) * a.inner) * item,
+        std::memcpy(a.out + (r * a.inner) * item, a.in + ((o * a.in_dim + a.index[j]) * a.inner) * item,
                     static_cast<size_t>(a.inner) * item);
       }
     }, 1);
@@ -34,7 +33,7 @@ void index_kernel(const ops::IndexArgs& a) {
   parallel_for(a.outer * a.out_dim * a.inner, parallel, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r % a.inner, o = r / (a.out_dim * a.inner);
-      std::memcpy(a.out + r * item, a.in + ((o * a.in_dim + wrap(a.index[r])) * a.inner + i) * item, item);
+      std::memcpy(a.out + r * item, a.in + ((o * a.in_dim + a.index[r]) * a.inner + i) * item, item);
     }
   });
 }

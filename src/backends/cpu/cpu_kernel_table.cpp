@@ -1,16 +1,22 @@
-// The CPU kernel table: the CPU backend's one entry point for the op front ends.
+// The CPU kernel table: the CPU backend's one entry point for the op front ends (the sim
+// backend registers it too).
 
 #include "src/backends/cpu/cpu_kernels.h"
 
 namespace locus::cpu {
 
 const ops::KernelTable& kernel_table() noexcept {
-  static const ops::KernelTable table{
-      &binary_kernel, &binary_scalar_kernel, &unary_kernel, &where_kernel, &copy_kernel, &fill_kernel,
-      &reduce_kernel, &softmax_kernel,       &matmul_kernel, &index_kernel, &random_kernel,
-  };
+  static const ops::KernelTable table = [] {
+    ops::KernelTable t;
+    fill_elementwise_kernels(t);
+    t.reduce = &reduce_kernel;
+    t.softmax = &softmax_kernel;
+    t.matmul = &matmul_kernel;
+    t.index = &index_kernel;
+    t.random = &random_kernel;
+    return t;
+  }();
   return table;
 }
-
 
 }  // namespace locus::cpu

@@ -1,16 +1,14 @@
 #pragma once
-// The CPU kernels, one function per kernel-table slot (shared by the sim backend).
+// The CPU kernels (shared by the sim backend), by kernel family.
 
 #include "src/ops/kernel_table.h"
 
 namespace locus::cpu {
 
-void binary_kernel(ops::OpId op, const ops::StridedIter& it, const Scalar& alpha);
-void binary_scalar_kernel(ops::OpId op, const ops::StridedIter& it, const Scalar& b, const Scalar& alpha);
-void unary_kernel(ops::OpId op, const ops::StridedIter& it, const Scalar& lo, const Scalar& hi, bool has_lo, bool has_hi);
-void where_kernel(const ops::StridedIter& it);
-void copy_kernel(const ops::StridedIter& it);
-void fill_kernel(const ops::StridedIter& it, const Scalar& value);
+/// Fills the elementwise entries: every unary and binary op of the op table, where, copy, fill.
+void fill_elementwise_kernels(ops::KernelTable& table);
+void copy_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scalars);
+void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scalars);
 void reduce_kernel(const ops::ReduceArgs& args);
 void softmax_kernel(const ops::SoftmaxArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);

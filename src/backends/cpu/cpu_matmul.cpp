@@ -107,6 +107,7 @@ void matmul_kernel(const ops::MatmulArgs& args) {
     case DType::BFloat16: return widened_matmul<BFloat16>(args);
     case DType::UInt8: return integer_matmul<uint8_t>(args);
     case DType::Int8: return integer_matmul<int8_t>(args);
+    case DType::Int16: return integer_matmul<int16_t>(args);
     case DType::Int32: return integer_matmul<int32_t>(args);
     case DType::Int64: return integer_matmul<int64_t>(args);
     case DType::Bool: break;

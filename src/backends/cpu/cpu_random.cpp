@@ -3,7 +3,7 @@
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/parallel.h"
-#include "src/runtime/random_values.h"
+#include "src/ops/random_values.h"
 
 namespace locus::cpu {
 namespace {

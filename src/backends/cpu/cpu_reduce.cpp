@@ -1,4 +1,4 @@
-// Reductions: sum and mean over any set of dims; max, min and argmax along one dim or all.
+// Reductions: sum and mean over any set of dims; max, min, argmax and argmin along one dim or all.
 
 #include <cmath>
 #include <cstring>
@@ -152,7 +152,7 @@ bool better(ops::OpId op, C v, C best) {
   return op == ops::OpId::Min ? v < best : v > best;
 }
 
-// Max / Min / Argmax over the middle dim of a contiguous [outer, dim, inner] input.
+// Max / Min / Argmax / Argmin over the middle dim of a contiguous [outer, dim, inner] input.
 template <class T>
 void extreme_typed(const ops::ReduceArgs& a) {
   using C = compute_t<T>;
@@ -160,9 +160,10 @@ void extreme_typed(const ops::ReduceArgs& a) {
   if (outer * inner == 0) return;
   if (dim == 0) throw ValueError("[locus::" + std::string(ops::op_name(a.op)) + "] reduction over an empty dim");
   const T* in = reinterpret_cast<const T*>(a.in);
-  const ops::OpId cmp = a.op == ops::OpId::Argmax ? ops::OpId::Max : a.op;
-  auto* idx_out = reinterpret_cast<int64_t*>(a.op == ops::OpId::Argmax ? a.out : a.indices);
-  T* val_out = a.op == ops::OpId::Argmax ? nullptr : reinterpret_cast<T*>(a.out);
+  const bool arg = a.op == ops::OpId::Argmax || a.op == ops::OpId::Argmin;
+  const ops::OpId cmp = a.op == ops::OpId::Argmax ? ops::OpId::Max : a.op == ops::OpId::Argmin ? ops::OpId::Min : a.op;
+  auto* idx_out = reinterpret_cast<int64_t*>(arg ? a.out : a.indices);
+  T* val_out = arg ? nullptr : reinterpret_cast<T*>(a.out);
   const bool parallel = outer * dim * inner * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
   parallel_for(outer * inner, parallel, [&](int64_t b, int64_t e) {
     for (int64_t oi = b; oi < e; ++oi) {

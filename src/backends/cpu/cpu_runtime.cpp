@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "src/backends/cpu/cpu_allocator.h"
-#include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/cpu_runtime.h"
 #include "src/runtime/host_memory.h"
 #include "src/backends/cpu/parallel.h"
@@ -14,7 +13,6 @@ namespace {
 class CpuRuntime final : public runtime::DeviceRuntime {
  public:
   DeviceType type() const noexcept override { return DeviceType::CPU; }
-  bool is_available() const noexcept override { return true; }
   int device_count() const noexcept override { return 1; }
   std::string unavailable_reason() const override { return {}; }
   int current_device() const override { return 0; }
@@ -26,10 +24,14 @@ class CpuRuntime final : public runtime::DeviceRuntime {
   }
   void synchronize(int) override {}
   std::pair<uint64_t, uint64_t> mem_get_info(int) override { return runtime::host_mem_info(); }
-  const ops::KernelTable* kernels() const noexcept override { return &kernel_table(); }
-  bool host_addressable() const noexcept override { return true; }
-  cuda::DeviceProperties properties(int) const override {
-    return {"cpu", runtime::host_mem_info().second, max_threads(), 0, 0};
+  runtime::Capabilities capabilities() const noexcept override { return {.host_addressable = true, .asynchronous = false}; }
+  DeviceProperties properties(int) const override {
+    DeviceProperties p;
+    p.name = "cpu";
+    p.total_memory = runtime::host_mem_info().second;
+    p.multi_processor_count = max_threads();
+    p.host_addressable = true;
+    return p;
   }
 
  private:

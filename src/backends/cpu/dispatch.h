@@ -26,12 +26,13 @@ inline constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v
     break;                        \
   }
 
-/// Runs the body with `scalar_t` bound to the C++ type of `dtype` (all nine types).
+/// Runs the body with `scalar_t` bound to the C++ type of `dtype` (all ten types).
 #define LOCUS_DISPATCH_ALL(dtype, ...)                                         \
   switch (dtype) {                                                             \
     LOCUS_CASE(Bool, bool, __VA_ARGS__)                                        \
     LOCUS_CASE(UInt8, uint8_t, __VA_ARGS__)                                    \
     LOCUS_CASE(Int8, int8_t, __VA_ARGS__)                                      \
+    LOCUS_CASE(Int16, int16_t, __VA_ARGS__)                                    \
     LOCUS_CASE(Int32, int32_t, __VA_ARGS__)                                    \
     LOCUS_CASE(Int64, int64_t, __VA_ARGS__)                                    \
     LOCUS_CASE(Float16, ::locus::Half, __VA_ARGS__)                            \

@@ -26,6 +26,12 @@ void for_each_run(const ops::StridedIter& it, int64_t bytes_per_element, Row&& r
   int64_t inner_strides[N];
   for (int k = 0; k < N; ++k) inner_strides[k] = it.strides[k][nd - 1];
   const bool parallel = it.numel * bytes_per_element >= kParallelBytes;
+  if (nd == 1 && !parallel) {  // one run on this thread: no index walk (the per-op fast path)
+    char* ptrs[N];
+    for (int k = 0; k < N; ++k) ptrs[k] = it.data[k];
+    row(ptrs, inner_strides, inner);
+    return;
+  }
   parallel_for(it.numel, parallel, [&](int64_t begin, int64_t end) {
     int64_t idx[64];
     int64_t rem = begin / inner;

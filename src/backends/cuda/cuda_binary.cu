@@ -1,116 +1,60 @@
-// Binary elementwise kernels on CUDA: arithmetic, pow, maximum/minimum and comparisons, with a
-// tensor or a scalar second operand. The op is a kernel argument, not a template parameter:
-// the branch is uniform across the grid and these kernels are memory-bound, so one kernel
-// per dtype serves every op and the build stays small.
+// Every binary op of the op table on CUDA, with a tensor or a number as second operand,
+// computed by the functors the CPU uses too (src/ops/functors.h). As in cuda_unary.cu, the op
+// is a kernel argument and each functor is compiled once per kernel.
 
-#include "src/backends/cuda/elementwise.cuh"
+#include "src/backends/cuda/op_switch.cuh"
 
 namespace locus::cuda_backend {
 namespace {
 
+using ops::DtypeRule;
 using ops::OpId;
 
-template <class C>
-__device__ __forceinline__ C int_pow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>)
-    if (exp < 0) return base == 1 ? C(1) : (base == C(-1) ? ((exp & 1) ? C(-1) : C(1)) : C(0));
-  C result = 1;
-  while (exp) {
-    if (exp & 1) result = static_cast<C>(result * base);
-    base = static_cast<C>(base * base);
-    exp >>= 1;
-  }
-  return result;
-}
-
-template <class C>
-__device__ __forceinline__ C arith(OpId op, C a, C b, C alpha) {
-  if constexpr (std::is_same_v<C, bool>) {
-    switch (op) {
-      case OpId::Add: return a || (alpha && b);
-      case OpId::Mul: return a && b;
-      case OpId::Pow: return a || !b;
-      case OpId::Maximum: return a || b;
-      case OpId::Minimum: return a && b;
-      default: return false;
-    }
-  } else {
-    switch (op) {
-      case OpId::Add: return static_cast<C>(a + alpha * b);
-      case OpId::Sub: return static_cast<C>(a - alpha * b);
-      case OpId::Mul: return static_cast<C>(a * b);
-      case OpId::Div: return static_cast<C>(a / b);
-      case OpId::Pow:
-        if constexpr (std::is_floating_point_v<C>) return ::pow(a, b);
-        else return int_pow(a, b);
-      case OpId::Maximum:
-        if constexpr (std::is_floating_point_v<C>)
-          if (a != a || b != b) return a + b;  // NaN propagates
-        return a > b ? a : b;
-      case OpId::Minimum:
-        if constexpr (std::is_floating_point_v<C>)
-          if (a != a || b != b) return a + b;
-        return a < b ? a : b;
-      default: return C(0);
-    }
-  }
-}
-
-template <class C>
-__device__ __forceinline__ bool compare(OpId op, C a, C b) {
-  switch (op) {
-    case OpId::Eq: return a == b;
-    case OpId::Ne: return a != b;
-    case OpId::Lt: return a < b;
-    case OpId::Le: return a <= b;
-    case OpId::Gt: return a > b;
-    case OpId::Ge: return a >= b;
-    default: return false;
-  }
-}
-
-template <class C>
-struct ArithFn {
-  OpId op;
-  C alpha;
-  __device__ C operator()(const C (&v)[2]) const { return arith(op, v[0], v[1], alpha); }
-};
-template <class C>
-struct ArithScalarFn {
-  OpId op;
-  C alpha, b;
-  __device__ C operator()(const C (&v)[1]) const { return arith(op, v[0], b, alpha); }
-};
-template <class C>
-struct CompareFn {
-  OpId op;
-  __device__ bool operator()(const C (&v)[2]) const { return compare(op, v[0], v[1]); }
-};
-template <class C>
-struct CompareScalarFn {
-  OpId op;
-  C b;
-  __device__ bool operator()(const C (&v)[1]) const { return compare(op, v[0], b); }
-};
-
-template <class T>
-cudaError_t binary_typed(OpId op, const IterParams& it, const ScalarArg* b, ScalarArg alpha, cudaStream_t stream) {
+// The second operand is the tensor input (NIn == 2) or the number `b` (NIn == 1).
+template <class T, bool ToBool, int NIn>
+struct BinarySwitch {
   using C = compute_t<T>;
-  const bool comparison = op >= OpId::Eq && op <= OpId::Ge;
-  if (comparison) {
-    if (b) return launch_elementwise<bool, T, 1>(it, CompareScalarFn<C>{op, host_value<C>(*b)}, stream);
-    return launch_elementwise<bool, T, 2>(it, CompareFn<C>{op}, stream);
+  using value_type = out_t<T, ToBool>;
+  OpId op;
+  fn::Params<C> p;
+  C b;
+  __device__ Vec<value_type> operator()(const Vec<C> (&in)[NIn]) const {
+    Vec<C> second;
+    if constexpr (NIn == 2) {
+      second = in[1];
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) second.v[j] = b;
+    }
+    switch (op) {
+#define LOCUS_CASE(id, name, rule, ...)                                                \
+  case OpId::id:                                                                      \
+    if constexpr (serves<DtypeRule::rule, T, ToBool, decltype(fn::id{}(C{}, C{}, p))>()) \
+      return apply_binary<fn::id, value_type>(in[0], second, p);                      \
+    break;
+      LOCUS_BINARY_OPS(LOCUS_CASE)
+#undef LOCUS_CASE
+      default: break;
+    }
+    return Vec<value_type>{};
   }
-  if (b) return launch_elementwise<T, T, 1>(it, ArithScalarFn<C>{op, host_value<C>(alpha), host_value<C>(*b)}, stream);
-  return launch_elementwise<T, T, 2>(it, ArithFn<C>{op, host_value<C>(alpha)}, stream);
-}
+};
+
+template <class T, bool ToBool>
+struct BinaryLaunch {
+  static cudaError_t run(OpId op, const PackedIter& p, const ops::ElementwiseScalars& s, cudaStream_t stream) {
+    using C = compute_t<T>;
+    using Out = std::conditional_t<ToBool, bool, T>;
+    const fn::Params<C> params = params_of<C>(s);
+    if (s.has_other) return launch_packed<Out, T, 1>(p, BinarySwitch<T, ToBool, 1>{op, params, number_as<T>(s.other)}, stream);
+    return launch_packed<Out, T, 2>(p, BinarySwitch<T, ToBool, 2>{op, params, C{}}, stream);
+  }
+};
 
 }  // namespace
 
-cudaError_t launch_binary(OpId op, const IterParams& it, const ScalarArg* b_scalar, ScalarArg alpha, cudaStream_t stream) {
-  cudaError_t err = cudaErrorInvalidValue;
-  LOCUS_CUDA_DISPATCH(it.dtype[1], err = binary_typed<scalar_t>(op, it, b_scalar, alpha, stream));
-  return err;
+cudaError_t launch_binary(OpId op, const ops::StridedIter& it, const ops::ElementwiseScalars& scalars, cudaStream_t stream) {
+  return launch_by_dtype<BinaryLaunch>(op, it, scalars, stream);
 }
 
 }  // namespace locus::cuda_backend

@@ -13,7 +13,7 @@
 #include "src/backends/cuda/cuda_check.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
-#include "src/backends/cuda/kernel_params.h"
+#include "src/backends/cuda/cuda_launchers.h"
 
 namespace locus::cuda_backend {
 namespace {
@@ -106,28 +106,19 @@ BlasOperand make_contiguous(const ops::MatmulArgs& g, const char* data, int64_t 
                             int64_t col, int64_t rows, int64_t cols, detail::DataPtr& buffer, cudaStream_t stream) {
   const auto item = static_cast<int64_t>(itemsize(g.dtype));
   buffer = device_scratch(g.device, static_cast<size_t>(batch * rows * cols * item));
-  IterParams it;
-  it.ndim = 3, it.noperands = 2, it.numel = batch * rows * cols;
-  const int64_t shape[3] = {batch, rows, cols};
-  const int64_t dst[3] = {rows * cols * item, cols * item, item};
-  const int64_t src[3] = {batch_stride * item, row * item, col * item};
-  for (int d = 0; d < 3; ++d) it.shape[d] = shape[d], it.strides[0][d] = dst[d], it.strides[1][d] = src[d];
+  ops::StridedIter it;
+  it.noperands = 2, it.numel = batch * rows * cols, it.device = g.device;
+  it.shape = Shape{batch, rows, cols};
+  it.strides[0] = Shape{rows * cols * item, cols * item, item};
+  it.strides[1] = Shape{batch_stride * item, row * item, col * item};
   it.data[0] = static_cast<char*>(buffer.get());
   it.data[1] = const_cast<char*>(data);
-  it.dtype[0] = it.dtype[1] = static_cast<DT>(g.dtype);
+  it.dtypes[0] = it.dtypes[1] = g.dtype;
   check(launch_copy(it, stream), "matmul operand copy");
   return {static_cast<const char*>(buffer.get()), CUBLAS_OP_N, std::max<int64_t>(cols, 1), batch > 1 ? rows * cols : 0};
 }
 
-void int_matmul(const ops::MatmulArgs& g, cudaStream_t stream) {
-  IntMatmulParams p;
-  p.dtype = static_cast<DT>(g.dtype);
-  p.batch = g.batch, p.m = g.m, p.n = g.n, p.k = g.k;
-  p.a = g.a, p.a_batch = g.a_batch_stride, p.a_row = g.a_row, p.a_col = g.a_col;
-  p.b = g.b, p.b_batch = g.b_batch_stride, p.b_row = g.b_row, p.b_col = g.b_col;
-  p.c = g.c;
-  check(launch_int_matmul(p, stream), "matmul");
-}
+void int_matmul(const ops::MatmulArgs& g, cudaStream_t stream) { check(launch_int_matmul(g, stream), "matmul"); }
 
 }  // namespace
 

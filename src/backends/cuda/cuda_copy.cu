@@ -1,6 +1,6 @@
 // Copy with dtype conversion, fill and where on CUDA.
 //
-// Copy converts between any two of the nine dtypes. Instead of 81 kernels, one kernel reads
+// Copy converts between any two of the ten dtypes. Instead of 100 kernels, one kernel reads
 // through a dtype switch into a wide value (double for floating sources, int64 for integral
 // ones, so no integer loses precision) and writes through a second switch; both switches are
 // uniform across the grid, so they cost a few instructions in a memory-bound loop.
@@ -16,18 +16,19 @@ struct Wide {
   bool is_float;
 };
 
-__device__ __forceinline__ Wide load_wide(const char* p, DT dt) {
+__device__ __forceinline__ Wide load_wide(const char* p, DType dt) {
   Wide w{0, 0, false};
   switch (dt) {
-    case DT::Bool: w.i = *reinterpret_cast<const bool*>(p); break;
-    case DT::UInt8: w.i = *reinterpret_cast<const uint8_t*>(p); break;
-    case DT::Int8: w.i = *reinterpret_cast<const int8_t*>(p); break;
-    case DT::Int32: w.i = *reinterpret_cast<const int32_t*>(p); break;
-    case DT::Int64: w.i = *reinterpret_cast<const int64_t*>(p); break;
-    case DT::Float16: w.f = __half2float(*reinterpret_cast<const __half*>(p)), w.is_float = true; break;
-    case DT::BFloat16: w.f = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)), w.is_float = true; break;
-    case DT::Float32: w.f = *reinterpret_cast<const float*>(p), w.is_float = true; break;
-    case DT::Float64: w.f = *reinterpret_cast<const double*>(p), w.is_float = true; break;
+    case DType::Bool: w.i = *reinterpret_cast<const bool*>(p); break;
+    case DType::UInt8: w.i = *reinterpret_cast<const uint8_t*>(p); break;
+    case DType::Int8: w.i = *reinterpret_cast<const int8_t*>(p); break;
+    case DType::Int16: w.i = *reinterpret_cast<const int16_t*>(p); break;
+    case DType::Int32: w.i = *reinterpret_cast<const int32_t*>(p); break;
+    case DType::Int64: w.i = *reinterpret_cast<const int64_t*>(p); break;
+    case DType::Float16: w.f = __half2float(*reinterpret_cast<const __half*>(p)), w.is_float = true; break;
+    case DType::BFloat16: w.f = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)), w.is_float = true; break;
+    case DType::Float32: w.f = *reinterpret_cast<const float*>(p), w.is_float = true; break;
+    case DType::Float64: w.f = *reinterpret_cast<const double*>(p), w.is_float = true; break;
   }
   return w;
 }
@@ -40,11 +41,11 @@ __device__ __forceinline__ void store_as(char* p, const Wide& w) {
   else *out = w.is_float ? static_cast<T>(w.f) : static_cast<T>(w.i);
 }
 
-__device__ __forceinline__ void store_wide(char* p, DT dt, const Wide& w) {
+__device__ __forceinline__ void store_wide(char* p, DType dt, const Wide& w) {
   LOCUS_CUDA_DISPATCH(dt, store_as<scalar_t>(p, w));
 }
 
-__global__ void __launch_bounds__(kBlock) copy_kernel(IterParams p, bool contiguous, int in_item, int out_item) {
+__global__ void __launch_bounds__(kBlock) copy_kernel(PackedIter p, bool contiguous, int in_item, int out_item) {
   const int64_t base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
   Wide w[kPerThread];
   int64_t out_off[kPerThread];
@@ -73,33 +74,19 @@ __global__ void __launch_bounds__(kBlock) copy_kernel(IterParams p, bool contigu
 
 // Same-dtype copies between float types and the common narrowing/widening pairs get a typed,
 // vectorised kernel: these are the conversions training loops run every step.
-template <class Out, class In>
+template <class In>
 struct ConvertFn {
-  __device__ compute_t<In> operator()(const compute_t<In> (&v)[1]) const { return v[0]; }
+  using value_type = compute_t<In>;
+  __device__ value_type operator()(const value_type (&v)[1]) const { return v[0]; }
 };
 
 template <class Out, class In>
-cudaError_t typed_copy(const IterParams& p, cudaStream_t stream) {
-  return launch_elementwise<Out, In, 1>(p, ConvertFn<Out, In>{}, stream);
-}
-
-int dt_size(DT dt) {
-  switch (dt) {
-    case DT::Bool:
-    case DT::UInt8:
-    case DT::Int8: return 1;
-    case DT::Float16:
-    case DT::BFloat16: return 2;
-    case DT::Int32:
-    case DT::Float32: return 4;
-    case DT::Int64:
-    case DT::Float64: return 8;
-  }
-  return 1;
+cudaError_t typed_copy(const PackedIter& p, cudaStream_t stream) {
+  return launch_packed<Out, In, 1>(p, PerElement<ConvertFn<In>>{}, stream);
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) fill_kernel(IterParams p, bool contiguous, T value) {
+__global__ void __launch_bounds__(kBlock) fill_kernel(PackedIter p, bool contiguous, T value) {
   const int64_t base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
@@ -111,7 +98,7 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(IterParams p, bool contigu
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) where_kernel(IterParams p) {
+__global__ void __launch_bounds__(kBlock) where_kernel(PackedIter p) {
   const int64_t base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
@@ -125,18 +112,19 @@ __global__ void __launch_bounds__(kBlock) where_kernel(IterParams p) {
 
 }  // namespace
 
-cudaError_t launch_copy(const IterParams& it, cudaStream_t stream) {
-  if (it.numel == 0) return cudaSuccess;
-  const int out_item = dt_size(it.dtype[0]), in_item = dt_size(it.dtype[1]);
+cudaError_t launch_copy(const ops::StridedIter& iter, cudaStream_t stream) {
+  if (iter.numel == 0) return cudaSuccess;
+  const PackedIter it = pack(iter);
+  const int out_item = static_cast<int>(itemsize(it.dtype[0])), in_item = static_cast<int>(itemsize(it.dtype[1]));
   const int sizes[2] = {out_item, in_item};
   const bool contiguous = is_contiguous(it, sizes);
   if (contiguous && it.dtype[0] == it.dtype[1])
     return cudaMemcpyAsync(it.data[0], it.data[1], static_cast<size_t>(it.numel) * out_item, cudaMemcpyDeviceToDevice, stream);
-  const DT out = it.dtype[0], in = it.dtype[1];
-  if (out == DT::BFloat16 && in == DT::Float32) return typed_copy<__nv_bfloat16, float>(it, stream);
-  if (out == DT::Float16 && in == DT::Float32) return typed_copy<__half, float>(it, stream);
-  if (out == DT::Float32 && in == DT::BFloat16) return typed_copy<float, __nv_bfloat16>(it, stream);
-  if (out == DT::Float32 && in == DT::Float16) return typed_copy<float, __half>(it, stream);
+  const DType out = it.dtype[0], in = it.dtype[1];
+  if (out == DType::BFloat16 && in == DType::Float32) return typed_copy<__nv_bfloat16, float>(it, stream);
+  if (out == DType::Float16 && in == DType::Float32) return typed_copy<__half, float>(it, stream);
+  if (out == DType::Float32 && in == DType::BFloat16) return typed_copy<float, __nv_bfloat16>(it, stream);
+  if (out == DType::Float32 && in == DType::Float16) return typed_copy<float, __half>(it, stream);
   if (out == in) {
     cudaError_t err = cudaErrorInvalidValue;
     LOCUS_CUDA_DISPATCH(out, err = typed_copy<scalar_t, scalar_t>(it, stream));
@@ -146,12 +134,13 @@ cudaError_t launch_copy(const IterParams& it, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-cudaError_t launch_fill(const IterParams& it, ScalarArg value, cudaStream_t stream) {
-  if (it.numel == 0) return cudaSuccess;
+cudaError_t launch_fill(const ops::StridedIter& iter, const Scalar& value, cudaStream_t stream) {
+  if (iter.numel == 0) return cudaSuccess;
+  const PackedIter it = pack(iter);
   cudaError_t err = cudaErrorInvalidValue;
   LOCUS_CUDA_DISPATCH(it.dtype[0], {
     const int sizes[1] = {static_cast<int>(sizeof(scalar_t))};
-    const scalar_t v = convert<scalar_t>(host_value<compute_t<scalar_t>>(value));
+    const scalar_t v = convert<scalar_t>(value.to<compute_t<scalar_t>>());
     fill_kernel<scalar_t><<<blocks_for(it.numel, int64_t{kBlock} * kPerThread), kBlock, 0, stream>>>(
         it, is_contiguous(it, sizes), v);
     err = cudaGetLastError();
@@ -159,8 +148,9 @@ cudaError_t launch_fill(const IterParams& it, ScalarArg value, cudaStream_t stre
   return err;
 }
 
-cudaError_t launch_where(const IterParams& it, cudaStream_t stream) {
-  if (it.numel == 0) return cudaSuccess;
+cudaError_t launch_where(const ops::StridedIter& iter, cudaStream_t stream) {
+  if (iter.numel == 0) return cudaSuccess;
+  const PackedIter it = pack(iter);
   cudaError_t err = cudaErrorInvalidValue;
   LOCUS_CUDA_DISPATCH(it.dtype[0], {
     where_kernel<scalar_t><<<blocks_for(it.numel, int64_t{kBlock} * kPerThread), kBlock, 0, stream>>>(it);

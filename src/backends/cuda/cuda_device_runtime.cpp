@@ -1,6 +1,6 @@
 // The CUDA DeviceRuntime: discovery that never throws and never creates a context, a caching
 // allocator per device over cudaMalloc, copies on the current stream, streams and events, the
-// pinned host pool and the kernel table.
+// pinned host pool.
 
 #include "src/backends/cuda/cuda_device_runtime.h"
 
@@ -14,7 +14,6 @@
 
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_check.h"
-#include "src/backends/cuda/cuda_kernel_table.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
 #include "src/backends/cuda/cuda_transfer.h"
@@ -29,7 +28,7 @@ std::string version_string(int v) { return v ? std::to_string(v / 1000) + "." + 
 struct Discovery {
   int count = 0;
   std::string reason;
-  std::vector<cuda::DeviceProperties> properties;
+  std::vector<DeviceProperties> properties;
 };
 
 Discovery probe() noexcept {
@@ -56,10 +55,20 @@ Discovery probe() noexcept {
     cudaGetLastError();
     return d;
   }
+  int driver = 0, rt = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&rt);
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-    d.properties.push_back({p.name, static_cast<uint64_t>(p.totalGlobalMem), p.multiProcessorCount, p.major, p.minor});
+    DeviceProperties props;
+    props.name = p.name;
+    props.total_memory = static_cast<uint64_t>(p.totalGlobalMem);
+    props.multi_processor_count = p.multiProcessorCount;
+    props.major = p.major, props.minor = p.minor;
+    props.asynchronous = true;
+    props.driver_version = version_string(driver), props.runtime_version = version_string(rt);
+    d.properties.push_back(std::move(props));
   }
   d.count = static_cast<int>(d.properties.size());
   if (d.count == 0) d.reason = "no CUDA-capable device is detected";
@@ -71,7 +80,6 @@ thread_local int t_current_cuda_device = 0;
 class CudaRuntime final : public runtime::DeviceRuntime {
  public:
   DeviceType type() const noexcept override { return DeviceType::CUDA; }
-  bool is_available() const noexcept override { return discovery().count > 0; }
   int device_count() const noexcept override { return discovery().count; }
   std::string unavailable_reason() const override { return discovery().reason; }
   int current_device() const override { return t_current_cuda_device; }
@@ -94,20 +102,8 @@ class CudaRuntime final : public runtime::DeviceRuntime {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   std::pair<uint64_t, uint64_t> mem_get_info(int index) override { return allocator_memory(index).mem_get_info(); }
-  const ops::KernelTable* kernels() const noexcept override { return &kernel_table(); }
-  bool host_addressable() const noexcept override { return false; }
-  cuda::DeviceProperties properties(int index) const override { return discovery().properties.at(static_cast<size_t>(index)); }
-  std::string driver_version() const override {
-    int v = 0;
-    if (discovery().reason.rfind("no NVIDIA driver", 0) == 0) return "";
-    cudaDriverGetVersion(&v);
-    return version_string(v);
-  }
-  std::string runtime_version() const override {
-    int v = 0;
-    cudaRuntimeGetVersion(&v);
-    return version_string(v);
-  }
+  runtime::Capabilities capabilities() const noexcept override { return {.host_addressable = false, .asynchronous = true}; }
+  DeviceProperties properties(int index) const override { return discovery().properties.at(static_cast<size_t>(index)); }
   std::unique_ptr<runtime::RawMemory> make_pinned_host_memory() override { return make_pinned_memory(); }
   runtime::StreamRuntime* streams() noexcept override { return &cuda_streams(); }
 

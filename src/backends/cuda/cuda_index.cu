@@ -10,7 +10,7 @@ __global__ void check_indices_kernel(const int64_t* index, int64_t n, int64_t si
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t v = index[i];
     // The first bad value found wins; which one is reported among several is unspecified.
-    if ((v < -size || v >= size) &&
+    if ((v < 0 || v >= size) &&
         atomicCAS(reinterpret_cast<unsigned long long*>(status), 0ull, 1ull) == 0ull)
       status[1] = v;
   }
@@ -18,15 +18,14 @@ __global__ void check_indices_kernel(const int64_t* index, int64_t n, int64_t si
 
 // Elements move as raw words of their size: the dtype does not matter to a gather.
 template <class W>
-__global__ void __launch_bounds__(kBlock) index_kernel(IndexParams p) {
+__global__ void __launch_bounds__(kBlock) index_kernel(ops::IndexArgs p) {
   const int64_t total = p.outer * p.out_dim * p.inner;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < total;
        r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = r % p.inner;
     const int64_t j = (r / p.inner) % p.out_dim;
     const int64_t o = r / (p.inner * p.out_dim);
-    int64_t k = p.gather ? p.index[r] : p.index[j];
-    if (k < 0) k += p.in_dim;
+    const int64_t k = p.op == ops::OpId::Gather ? p.index[r] : p.index[j];
     reinterpret_cast<W*>(p.out)[r] = reinterpret_cast<const W*>(p.in)[(o * p.in_dim + k) * p.inner + i];
   }
 }
@@ -45,10 +44,10 @@ cudaError_t launch_check_indices(const int64_t* index, int64_t n, int64_t size, 
   return cudaGetLastError();
 }
 
-cudaError_t launch_index(const IndexParams& p, cudaStream_t stream) {
+cudaError_t launch_index(const ops::IndexArgs& p, cudaStream_t stream) {
   const int64_t total = p.outer * p.out_dim * p.inner;
   if (total == 0) return cudaSuccess;
-  switch (p.item) {
+  switch (itemsize(p.dtype)) {
     case 1: index_kernel<uint8_t><<<grid_for(total), kBlock, 0, stream>>>(p); break;
     case 2: index_kernel<uint16_t><<<grid_for(total), kBlock, 0, stream>>>(p); break;
     case 4: index_kernel<uint32_t><<<grid_for(total), kBlock, 0, stream>>>(p); break;

@@ -11,15 +11,16 @@ namespace {
 
 constexpr int kTile = 16;
 
+// One launch covers rows [row0, row0 + gridDim.y * kTile) of every batch in [batch0, ...).
 template <class T>
-__global__ void int_matmul_kernel(IntMatmulParams p) {
+__global__ void int_matmul_kernel(ops::MatmulArgs p, int64_t batch0, int64_t row0) {
   __shared__ int64_t as[kTile][kTile];
   __shared__ int64_t bs[kTile][kTile];
-  const int64_t batch = blockIdx.z;
-  const int64_t row = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
+  const int64_t batch = batch0 + blockIdx.z;
+  const int64_t row = row0 + static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t col = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
-  const T* a = reinterpret_cast<const T*>(p.a) + batch * p.a_batch;
-  const T* b = reinterpret_cast<const T*>(p.b) + batch * p.b_batch;
+  const T* a = reinterpret_cast<const T*>(p.a) + batch * p.a_batch_stride;
+  const T* b = reinterpret_cast<const T*>(p.b) + batch * p.b_batch_stride;
   uint64_t acc = 0;  // unsigned: wrap-around is defined
   for (int64_t k0 = 0; k0 < p.k; k0 += kTile) {
     const int64_t ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
@@ -37,27 +38,28 @@ __global__ void int_matmul_kernel(IntMatmulParams p) {
 
 }  // namespace
 
-cudaError_t launch_int_matmul(const IntMatmulParams& p, cudaStream_t stream) {
+cudaError_t launch_int_matmul(const ops::MatmulArgs& p, cudaStream_t stream) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return cudaSuccess;
-  const int64_t item = p.dtype == DT::Int64 ? 8 : p.dtype == DT::Int32 ? 4 : 1;
-  constexpr int64_t kMaxGridZ = 65535;
-  for (int64_t b0 = 0; b0 < p.batch; b0 += kMaxGridZ) {
-    IntMatmulParams q = p;
-    q.batch = std::min(kMaxGridZ, p.batch - b0);
-    q.a += b0 * p.a_batch * item;
-    q.b += b0 * p.b_batch * item;
-    q.c += b0 * p.m * p.n * item;
-    const dim3 block(kTile, kTile);
-    const dim3 grid(static_cast<unsigned>((q.n + kTile - 1) / kTile), static_cast<unsigned>((q.m + kTile - 1) / kTile),
-                    static_cast<unsigned>(q.batch));
-    switch (q.dtype) {
-      case DT::UInt8: int_matmul_kernel<uint8_t><<<grid, block, 0, stream>>>(q); break;
-      case DT::Int8: int_matmul_kernel<int8_t><<<grid, block, 0, stream>>>(q); break;
-      case DT::Int32: int_matmul_kernel<int32_t><<<grid, block, 0, stream>>>(q); break;
-      case DT::Int64: int_matmul_kernel<int64_t><<<grid, block, 0, stream>>>(q); break;
-      default: return cudaErrorInvalidValue;
+  // Grid limits: y and z take at most 65535 blocks, so tall products and long batches are cut
+  // into several launches (an uncut grid.y failed for m > 1,048,560).
+  constexpr int64_t kMaxGrid = 65535;
+  const dim3 block(kTile, kTile);
+  const int64_t row_blocks = (p.m + kTile - 1) / kTile;
+  for (int64_t b0 = 0; b0 < p.batch; b0 += kMaxGrid) {
+    for (int64_t r0 = 0; r0 < row_blocks; r0 += kMaxGrid) {
+      const dim3 grid(static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                      static_cast<unsigned>(std::min(kMaxGrid, row_blocks - r0)),
+                      static_cast<unsigned>(std::min(kMaxGrid, p.batch - b0)));
+      switch (p.dtype) {
+        case DType::UInt8: int_matmul_kernel<uint8_t><<<grid, block, 0, stream>>>(p, b0, r0 * kTile); break;
+        case DType::Int8: int_matmul_kernel<int8_t><<<grid, block, 0, stream>>>(p, b0, r0 * kTile); break;
+        case DType::Int16: int_matmul_kernel<int16_t><<<grid, block, 0, stream>>>(p, b0, r0 * kTile); break;
+        case DType::Int32: int_matmul_kernel<int32_t><<<grid, block, 0, stream>>>(p, b0, r0 * kTile); break;
+        case DType::Int64: int_matmul_kernel<int64_t><<<grid, block, 0, stream>>>(p, b0, r0 * kTile); break;
+        default: return cudaErrorInvalidValue;
+      }
+      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     }
-    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   }
   return cudaSuccess;
 }

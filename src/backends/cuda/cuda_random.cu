@@ -2,7 +2,7 @@
 // function the CPU kernel uses too, so the same seed gives the same tensor on every device.
 
 #include "src/backends/cuda/device_types.cuh"
-#include "src/runtime/random_values.h"
+#include "src/ops/random_values.h"
 
 namespace locus::cuda_backend {
 namespace {
@@ -14,7 +14,7 @@ constexpr int kMantissaBits = std::is_same_v<T, double> ? 53
                                                                   : 24;
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) random_kernel(RandomParams a) {
+__global__ void __launch_bounds__(kBlock) random_kernel(ops::RandomArgs a) {
   T* out = reinterpret_cast<T*>(a.out);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.numel;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(kBlock) random_kernel(RandomParams a) {
 
 }  // namespace
 
-cudaError_t launch_random(const RandomParams& p, cudaStream_t stream) {
+cudaError_t launch_random(const ops::RandomArgs& p, cudaStream_t stream) {
   if (p.numel == 0) return cudaSuccess;
   const int64_t b = (p.numel + kBlock - 1) / kBlock;
   const auto grid = static_cast<unsigned>(b > 65536 ? 65536 : b);

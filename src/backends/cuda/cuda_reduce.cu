@@ -11,6 +11,9 @@
 // float64), as PyTorch does; integer sums in int64.
 
 #include <algorithm>
+#include <string>
+
+#include "locus/errors.h"
 
 #include "src/backends/cuda/group_reduce.cuh"
 
@@ -70,11 +73,11 @@ void push_dim(int& n, int64_t* shape, int64_t* stride, int64_t size, int64_t st)
   ++n;
 }
 
-SumLayout layout_of(const SumParams& p) {
+SumLayout layout_of(const ops::ReduceArgs& a) {
   SumLayout l;
-  for (int d = 0; d < p.ndim; ++d) {
-    if (p.out_strides[d] == 0) push_dim(l.nred, l.red_shape, l.red_stride, p.shape[d], p.in_strides[d]);
-    else push_dim(l.nkept, l.kept_shape, l.kept_stride, p.shape[d], p.in_strides[d]);
+  for (size_t d = 0; d < a.shape.size(); ++d) {
+    if (a.out_strides[d] == 0) push_dim(l.nred, l.red_shape, l.red_stride, a.shape[d], a.in_strides[d]);
+    else push_dim(l.nkept, l.kept_shape, l.kept_stride, a.shape[d], a.in_strides[d]);
   }
   return l;
 }
@@ -101,12 +104,12 @@ __device__ __forceinline__ int64_t offset_in(int64_t index, int n, const int64_t
 }
 
 template <class A>
-__device__ __forceinline__ void store_result(char* out, DT dt, int64_t o, A v) {
+__device__ __forceinline__ void store_result(char* out, DType dt, int64_t o, A v) {
   LOCUS_CUDA_DISPATCH(dt, reinterpret_cast<scalar_t*>(out)[o] = convert<scalar_t>(v));
 }
 
 template <class T, int G>
-__global__ void __launch_bounds__(kThreads) sum_kernel(SumLayout l, Plan plan, const char* in, char* out, DT out_dt,
+__global__ void __launch_bounds__(kThreads) sum_kernel(SumLayout l, Plan plan, const char* in, char* out, DType out_dt,
                                                        bool mean, acc_t<T>* partial) {
   using A = acc_t<T>;
   __shared__ SumValue<A> scratch[32];
@@ -148,7 +151,7 @@ __global__ void __launch_bounds__(kThreads) sum_kernel(SumLayout l, Plan plan, c
 
 // Folds the per-split partials: one warp per output.
 template <class A>
-__global__ void __launch_bounds__(kThreads) sum_finish_kernel(Plan plan, const A* partial, char* out, DT out_dt, bool mean) {
+__global__ void __launch_bounds__(kThreads) sum_finish_kernel(Plan plan, const A* partial, char* out, DType out_dt, bool mean) {
   const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (o >= plan.outputs) return;
@@ -160,31 +163,55 @@ __global__ void __launch_bounds__(kThreads) sum_finish_kernel(Plan plan, const A
   else store_result(out, out_dt, o, acc);
 }
 
-Plan sum_plan(const SumParams& p, int sm_count) {
-  const SumLayout l = layout_of(p);
-  return make_plan(p.out_numel, p.reduce_numel, reduce_dim_is_fast(l), sm_count);
+Plan sum_plan(const ops::ReduceArgs& a, int sm_count) {
+  const SumLayout l = layout_of(a);
+  return make_plan(a.out_numel, a.reduce_numel, reduce_dim_is_fast(l), sm_count);
 }
 
 template <class T>
-cudaError_t sum_typed(const SumParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+cudaError_t sum_typed(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
   using A = acc_t<T>;
-  const SumLayout l = layout_of(p);
-  const Plan plan = make_plan(p.out_numel, p.reduce_numel, reduce_dim_is_fast(l), sm_count);
+  const SumLayout l = layout_of(a);
+  const Plan plan = make_plan(a.out_numel, a.reduce_numel, reduce_dim_is_fast(l), sm_count);
   A* partial = plan.splits > 1 ? static_cast<A*>(workspace) : nullptr;
   const dim3 grid = grid_of(plan);
+  const bool mean = a.op == ops::OpId::Mean;
   switch (plan.group) {
-    case 1: sum_kernel<T, 1><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
-    case 32: sum_kernel<T, 32><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
-    default: sum_kernel<T, kThreads><<<grid, kThreads, 0, stream>>>(l, plan, p.in_ptr, p.out_ptr, p.out, p.mean, partial); break;
+    case 1: sum_kernel<T, 1><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, mean, partial); break;
+    case 32: sum_kernel<T, 32><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, mean, partial); break;
+    default: sum_kernel<T, kThreads><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, mean, partial); break;
   }
   if (partial) {
     const auto blocks = static_cast<unsigned>((plan.outputs + kThreads / 32 - 1) / (kThreads / 32));
-    sum_finish_kernel<A><<<blocks, kThreads, 0, stream>>>(plan, partial, p.out_ptr, p.out, p.mean);
+    sum_finish_kernel<A><<<blocks, kThreads, 0, stream>>>(plan, partial, a.out, a.out_dtype, mean);
   }
   return cudaGetLastError();
 }
 
-// ---- max, min, argmax -----------------------------------------------------------------------
+// ---- max, min, argmax, argmin ---------------------------------------------------------------
+
+/// Max / min / argmax / argmin along the middle dim of a contiguous [outer, dim, inner] input,
+/// as a kernel argument.
+struct Extreme {
+  bool is_min = false;
+  DType dtype = DType::Float32;
+  const char* in = nullptr;
+  char* values = nullptr;      ///< null for argmax / argmin
+  int64_t* indices = nullptr;  ///< null when only values are wanted
+  int64_t outer = 0, dim = 0, inner = 0;
+};
+
+Extreme extreme_of(const ops::ReduceArgs& a) {
+  Extreme e;
+  const bool arg = a.op == ops::OpId::Argmax || a.op == ops::OpId::Argmin;
+  e.is_min = a.op == ops::OpId::Min || a.op == ops::OpId::Argmin;
+  e.dtype = a.in_dtype;
+  e.in = a.in;
+  e.values = arg ? nullptr : a.out;
+  e.indices = reinterpret_cast<int64_t*>(arg ? a.out : a.indices);
+  e.outer = a.shape[0], e.dim = a.shape[1], e.inner = a.shape[2];
+  return e;
+}
 
 template <class C>
 struct Best {
@@ -209,10 +236,10 @@ __device__ __forceinline__ bool wins(bool is_min, const Best<C>& a, const Best<C
 }
 
 template <class T, int G>
-__global__ void __launch_bounds__(kThreads) extreme_kernel(ExtremeParams p, Plan plan, Best<compute_t<T>>* partial) {
+__global__ void __launch_bounds__(kThreads) extreme_kernel(Extreme p, Plan plan, Best<compute_t<T>>* partial) {
   using C = compute_t<T>;
   __shared__ Best<C> scratch[32];
-  const bool is_min = p.op == ops::OpId::Min;
+  const bool is_min = p.is_min;
   const int64_t q = static_cast<int64_t>(blockIdx.x) * (kThreads / G) + threadIdx.x / G;
   const int lane = threadIdx.x % G;
   const bool active = q < plan.outputs;
@@ -238,9 +265,9 @@ __global__ void __launch_bounds__(kThreads) extreme_kernel(ExtremeParams p, Plan
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) extreme_finish_kernel(ExtremeParams p, Plan plan, const Best<compute_t<T>>* partial) {
+__global__ void __launch_bounds__(kThreads) extreme_finish_kernel(Extreme p, Plan plan, const Best<compute_t<T>>* partial) {
   using C = compute_t<T>;
-  const bool is_min = p.op == ops::OpId::Min;
+  const bool is_min = p.is_min;
   const int64_t q = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (q >= plan.outputs) return;
@@ -255,12 +282,12 @@ __global__ void __launch_bounds__(kThreads) extreme_finish_kernel(ExtremeParams 
   if (p.indices) p.indices[q] = best.i;
 }
 
-Plan extreme_plan(const ExtremeParams& p, int sm_count) {
+Plan extreme_plan(const Extreme& p, int sm_count) {
   return make_plan(p.outer * p.inner, p.dim, p.inner == 1, sm_count);
 }
 
 template <class T>
-cudaError_t extreme_typed(const ExtremeParams& p, void* workspace, int sm_count, cudaStream_t stream) {
+cudaError_t extreme_typed(const Extreme& p, void* workspace, int sm_count, cudaStream_t stream) {
   using C = compute_t<T>;
   const Plan plan = extreme_plan(p, sm_count);
   auto* partial = plan.splits > 1 ? static_cast<Best<C>*>(workspace) : nullptr;
@@ -277,7 +304,7 @@ cudaError_t extreme_typed(const ExtremeParams& p, void* workspace, int sm_count,
   return cudaGetLastError();
 }
 
-size_t acc_size(DT dt) {
+size_t acc_size(DType dt) {
   size_t n = 0;
   LOCUS_CUDA_DISPATCH(dt, n = sizeof(acc_t<scalar_t>));
   return n;
@@ -285,44 +312,44 @@ size_t acc_size(DT dt) {
 
 }  // namespace
 
-size_t sum_workspace_bytes(const SumParams& p, int sm_count) {
-  if (p.out_numel == 0 || p.reduce_numel == 0) return 0;
-  const Plan plan = sum_plan(p, sm_count);
-  return plan.splits > 1 ? static_cast<size_t>(plan.splits * plan.outputs) * acc_size(p.in) : 0;
-}
-
-cudaError_t launch_sum(const SumParams& p, void* workspace, int sm_count, cudaStream_t stream) {
-  if (p.out_numel == 0) return cudaSuccess;
-  if (p.reduce_numel == 0) {  // an empty sum is 0 (a mean of nothing is NaN, as 0/0)
-    cudaError_t err = cudaErrorInvalidValue;
-    LOCUS_CUDA_DISPATCH(p.out, {
-      IterParams it;
-      it.ndim = 1, it.noperands = 1, it.numel = p.out_numel, it.shape[0] = p.out_numel;
-      it.strides[0][0] = sizeof(scalar_t), it.data[0] = p.out_ptr, it.dtype[0] = p.out;
-      ScalarArg v;
-      v.f = p.mean ? __builtin_nan("") : 0.0;
-      err = launch_fill(it, v, stream);
-    });
-    return err;
+size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
+  if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
+    if (a.out_numel == 0 || a.reduce_numel == 0) return 0;
+    const Plan plan = sum_plan(a, sm_count);
+    return plan.splits > 1 ? static_cast<size_t>(plan.splits * plan.outputs) * acc_size(a.in_dtype) : 0;
   }
-  cudaError_t err = cudaErrorInvalidValue;
-  LOCUS_CUDA_DISPATCH(p.in, err = sum_typed<scalar_t>(p, workspace, sm_count, stream));
-  return err;
-}
-
-size_t extreme_workspace_bytes(const ExtremeParams& p, int sm_count) {
-  if (p.outer * p.inner == 0 || p.dim == 0) return 0;  // make_plan divides by the reduced length
-  const Plan plan = extreme_plan(p, sm_count);
+  const Extreme e = extreme_of(a);
+  if (e.outer * e.inner == 0 || e.dim == 0) return 0;  // make_plan divides by the reduced length
+  const Plan plan = extreme_plan(e, sm_count);
   if (plan.splits <= 1) return 0;
   size_t item = 0;
-  LOCUS_CUDA_DISPATCH(p.dtype, item = sizeof(Best<compute_t<scalar_t>>));
+  LOCUS_CUDA_DISPATCH(e.dtype, item = sizeof(Best<compute_t<scalar_t>>));
   return static_cast<size_t>(plan.splits * plan.outputs) * item;
 }
 
-cudaError_t launch_extreme(const ExtremeParams& p, void* workspace, int sm_count, cudaStream_t stream) {
-  if (p.outer * p.inner == 0 || p.dim == 0) return cudaSuccess;
+cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
-  LOCUS_CUDA_DISPATCH(p.dtype, err = extreme_typed<scalar_t>(p, workspace, sm_count, stream));
+  if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
+    if (a.shape.size() > static_cast<size_t>(kMaxDims))
+      throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +
+                                std::to_string(kMaxDims) + " dims");
+    if (a.out_numel == 0) return cudaSuccess;
+    if (a.reduce_numel == 0) {  // an empty sum is 0 (a mean of nothing is NaN, as 0/0)
+      LOCUS_CUDA_DISPATCH(a.out_dtype, {
+        ops::StridedIter it;
+        it.noperands = 1, it.numel = a.out_numel, it.shape = Shape{a.out_numel};
+        it.strides[0] = Shape{static_cast<int64_t>(sizeof(scalar_t))};
+        it.data[0] = a.out, it.dtypes[0] = a.out_dtype;
+        err = launch_fill(it, a.op == ops::OpId::Mean ? Scalar(__builtin_nan("")) : Scalar(0), stream);
+      });
+      return err;
+    }
+    LOCUS_CUDA_DISPATCH(a.in_dtype, err = sum_typed<scalar_t>(a, workspace, sm_count, stream));
+    return err;
+  }
+  const Extreme e = extreme_of(a);
+  if (e.outer * e.inner == 0 || e.dim == 0) return cudaSuccess;
+  LOCUS_CUDA_DISPATCH(e.dtype, err = extreme_typed<scalar_t>(e, workspace, sm_count, stream));
   return err;
 }
 

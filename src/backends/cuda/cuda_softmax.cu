@@ -28,7 +28,7 @@ __device__ __forceinline__ C max_nan(C a, C b) {
 }
 
 template <class T, int G>
-__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(SoftmaxParams p) {
+__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(ops::SoftmaxArgs p) {
   using C = compute_t<T>;
   __shared__ MaxValue<C> max_scratch[32];
   __shared__ SumValue<C> sum_scratch[32];
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreads) softmax_rows_kernel(SoftmaxParams p)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) softmax_strided_kernel(SoftmaxParams p) {
+__global__ void __launch_bounds__(kThreads) softmax_strided_kernel(ops::SoftmaxArgs p) {
   using C = compute_t<T>;
   const int64_t q = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (q >= p.outer * p.inner) return;
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads) softmax_strided_kernel(SoftmaxParams
 }
 
 template <class T>
-cudaError_t softmax_typed(const SoftmaxParams& p, cudaStream_t stream) {
+cudaError_t softmax_typed(const ops::SoftmaxArgs& p, cudaStream_t stream) {
   if (p.inner == 1) {
     if (p.dim <= 1024) {
       const auto blocks = static_cast<unsigned>((p.outer + kThreads / 32 - 1) / (kThreads / 32));
@@ -97,7 +97,7 @@ cudaError_t softmax_typed(const SoftmaxParams& p, cudaStream_t stream) {
 
 }  // namespace
 
-cudaError_t launch_softmax(const SoftmaxParams& p, cudaStream_t stream) {
+cudaError_t launch_softmax(const ops::SoftmaxArgs& p, cudaStream_t stream) {
   if (p.outer * p.dim * p.inner == 0) return cudaSuccess;
   cudaError_t err = cudaErrorInvalidValue;
   LOCUS_CUDA_DISPATCH_FLOAT(p.dtype, err = softmax_typed<scalar_t>(p, stream));

@@ -1,64 +1,76 @@
-// Unary elementwise kernels on CUDA: neg, abs, relu and clamp for every dtype; exp, log, sqrt,
-// tanh, sigmoid and gelu for the floating types.
+// Every unary op of the op table on CUDA, computed by the functors the CPU uses too
+// (src/ops/functors.h). The op is a kernel argument, not a template parameter: one kernel per
+// dtype serves every op, the switch over the op runs once per thread (uniform across the grid),
+// and each functor is compiled once per kernel, so the build stays small. Also the packing of
+// a strided description and launch_elementwise, which sends each op to its half.
 
-#include "src/backends/cuda/elementwise.cuh"
+#include <string>
+
+#include "locus/errors.h"
+#include "src/backends/cuda/op_switch.cuh"
 
 namespace locus::cuda_backend {
 namespace {
 
+using ops::DtypeRule;
 using ops::OpId;
 
-template <class C>
-struct UnaryFn {
+template <class T, bool ToBool>
+struct UnarySwitch {
+  using C = compute_t<T>;
+  using value_type = out_t<T, ToBool>;
   OpId op;
-  C lo, hi;
-  bool has_lo, has_hi;
-  __device__ C operator()(const C (&v)[1]) const {
-    const C x = v[0];
+  fn::Params<C> p;
+  __device__ Vec<value_type> operator()(const Vec<C> (&in)[1]) const {
     switch (op) {
-      case OpId::Neg:
-        if constexpr (!std::is_same_v<C, bool>) return static_cast<C>(-x);
-        break;
-      case OpId::Abs:
-        if constexpr (std::is_unsigned_v<C>) return x;
-        else return x < C(0) ? static_cast<C>(-x) : x;
-      case OpId::Relu:  // NaN is kept: the comparison is false
-        if constexpr (std::is_signed_v<C> || std::is_floating_point_v<C>) return x < C(0) ? C(0) : x;
-        else return x;
-      case OpId::Clamp: {
-        C y = x;
-        if (has_lo && y < lo) y = lo;
-        if (has_hi && y > hi) y = hi;
-        return y;
-      }
+#define LOCUS_CASE(id, name, rule, ...)                                             \
+  case OpId::id:                                                                   \
+    if constexpr (serves<DtypeRule::rule, T, ToBool, decltype(fn::id{}(C{}, p))>()) \
+      return apply_unary<fn::id, value_type>(in[0], p);                            \
+    break;
+      LOCUS_UNARY_OPS(LOCUS_CASE)
+#undef LOCUS_CASE
       default: break;
     }
-    if constexpr (std::is_floating_point_v<C>) {
-      switch (op) {
-        case OpId::Exp: return ::exp(x);
-        case OpId::Log: return ::log(x);
-        case OpId::Sqrt: return ::sqrt(x);
-        case OpId::Tanh: return ::tanh(x);
-        case OpId::Sigmoid: return C(1) / (C(1) + ::exp(-x));
-        case OpId::Gelu: return C(0.5) * x * (C(1) + ::erf(x * C(0.70710678118654752440)));
-        default: break;
-      }
-    }
-    return x;
+    return Vec<value_type>{};
+  }
+};
+
+template <class T, bool ToBool>
+struct UnaryLaunch {
+  static cudaError_t run(OpId op, const PackedIter& p, const ops::ElementwiseScalars& s, cudaStream_t stream) {
+    using Out = std::conditional_t<ToBool, bool, T>;
+    return launch_packed<Out, T, 1>(p, UnarySwitch<T, ToBool>{op, params_of<compute_t<T>>(s)}, stream);
   }
 };
 
 }  // namespace
 
-cudaError_t launch_unary(OpId op, const IterParams& it, ScalarArg lo, ScalarArg hi, bool has_lo, bool has_hi,
-                         cudaStream_t stream) {
-  cudaError_t err = cudaErrorInvalidValue;
-  LOCUS_CUDA_DISPATCH(it.dtype[0], {
-    using C = compute_t<scalar_t>;
-    err = launch_elementwise<scalar_t, scalar_t, 1>(it, UnaryFn<C>{op, host_value<C>(lo), host_value<C>(hi), has_lo, has_hi},
-                                                    stream);
-  });
-  return err;
+cudaError_t launch_unary(OpId op, const ops::StridedIter& it, const ops::ElementwiseScalars& scalars, cudaStream_t stream) {
+  return launch_by_dtype<UnaryLaunch>(op, it, scalars, stream);
+}
+
+cudaError_t launch_elementwise(OpId op, const ops::StridedIter& it, const ops::ElementwiseScalars& scalars,
+                               cudaStream_t stream) {
+  if (it.numel == 0) return cudaSuccess;
+  return ops::op_family(op) == ops::OpFamily::Unary ? launch_unary(op, it, scalars, stream)
+                                                    : launch_binary(op, it, scalars, stream);
+}
+
+PackedIter pack(const ops::StridedIter& it) {
+  if (it.shape.size() > static_cast<size_t>(kMaxDims))
+    throw NotImplementedError("[locus] a CUDA elementwise kernel takes at most " + std::to_string(kMaxDims) +
+                              " non-mergeable dims; call .contiguous() on the operands first");
+  PackedIter p;
+  p.ndim = static_cast<int>(it.shape.size());
+  p.noperands = it.noperands;
+  p.numel = it.numel;
+  for (int d = 0; d < p.ndim; ++d) {
+    p.shape[d] = it.shape[static_cast<size_t>(d)];
+    for (int k = 0; k < it.noperands; ++k) p.strides[k][d] = it.strides[k][static_cast<size_t>(d)];
+  }
+  for (int k = 0; k < it.noperands; ++k) p.data[k] = it.data[k], p.dtype[k] = it.dtypes[k];
+  return p;
 }
 
 }  // namespace locus::cuda_backend

@@ -1,6 +1,7 @@
 #pragma once
 // Device-side element types: storage type, compute type (half and bfloat16 compute in float,
-// as PyTorch's opmath does), conversions, the strided offset walk and the dtype switch.
+// as PyTorch's opmath does), conversions, the packed strided description with its offset walk,
+// and the dtype switch.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -8,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "src/backends/cuda/kernel_params.h"
+#include "src/backends/cuda/cuda_launchers.h"
 
 namespace locus::cuda_backend {
 
@@ -60,13 +61,40 @@ __device__ __forceinline__ void store(T* p, compute_t<T> v) {
   *p = convert<T>(v);
 }
 
-/// The value of a scalar argument in compute type C (host side, passed to a kernel).
-template <class C>
-C host_value(ScalarArg s) {
-  if constexpr (std::is_floating_point_v<C>) return static_cast<C>(s.f);
-  else if constexpr (std::is_same_v<C, bool>) return s.i != 0;
-  else return static_cast<C>(s.i);
+/// The DType of a device storage type.
+template <class T>
+constexpr DType device_dtype() {
+  if constexpr (std::is_same_v<T, bool>) return DType::Bool;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::Int8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::Int16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  else if constexpr (std::is_same_v<T, __half>) return DType::Float16;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return DType::BFloat16;
+  else if constexpr (std::is_same_v<T, float>) return DType::Float32;
+  else return DType::Float64;
 }
+
+/// Most dims an elementwise launch takes after coalescing.
+inline constexpr int kMaxDims = 16;
+inline constexpr int kMaxOperands = ops::StridedIter::kMaxOperands;
+
+/// An ops::StridedIter packed into fixed arrays: a kernel argument must be trivially copyable
+/// and of fixed size, which Shape is not. pack() is the only place that builds one.
+struct PackedIter {
+  int ndim = 0;
+  int noperands = 0;
+  int64_t numel = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};
+  char* data[kMaxOperands] = {};
+  DType dtype[kMaxOperands] = {};
+};
+
+/// The packed form of `it`; NotImplementedError for more than kMaxDims dims left after
+/// coalescing (a tensor viewed in a very odd way: .contiguous() fixes it).
+PackedIter pack(const ops::StridedIter& it);
 
 /// Byte offsets of each operand for a linear index over a row-major shape.
 template <int N>
@@ -75,7 +103,7 @@ struct Offsets {
 };
 
 template <int N>
-__device__ __forceinline__ Offsets<N> offsets_of(const IterParams& p, int64_t linear) {
+__device__ __forceinline__ Offsets<N> offsets_of(const PackedIter& p, int64_t linear) {
   Offsets<N> o;
   if (p.ndim == 1) {  // the common broadcast case: no division at all
 #pragma unroll
@@ -117,26 +145,27 @@ struct alignas(sizeof(T) * kPerThread) Pack {
 
 }  // namespace locus::cuda_backend
 
-/// Runs BODY with `scalar_t` bound to the device storage type of DT value `dt`.
+/// Runs BODY with `scalar_t` bound to the device storage type of the DType `dt`.
 #define LOCUS_CUDA_DISPATCH(dt, ...)                                                              \
   switch (dt) {                                                                                   \
-    case ::locus::cuda_backend::DT::Bool: { using scalar_t = bool; __VA_ARGS__; } break;           \
-    case ::locus::cuda_backend::DT::UInt8: { using scalar_t = uint8_t; __VA_ARGS__; } break;       \
-    case ::locus::cuda_backend::DT::Int8: { using scalar_t = int8_t; __VA_ARGS__; } break;         \
-    case ::locus::cuda_backend::DT::Int32: { using scalar_t = int32_t; __VA_ARGS__; } break;       \
-    case ::locus::cuda_backend::DT::Int64: { using scalar_t = int64_t; __VA_ARGS__; } break;       \
-    case ::locus::cuda_backend::DT::Float16: { using scalar_t = __half; __VA_ARGS__; } break;      \
-    case ::locus::cuda_backend::DT::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break; \
-    case ::locus::cuda_backend::DT::Float32: { using scalar_t = float; __VA_ARGS__; } break;       \
-    case ::locus::cuda_backend::DT::Float64: { using scalar_t = double; __VA_ARGS__; } break;      \
+    case ::locus::DType::Bool: { using scalar_t = bool; __VA_ARGS__; } break;                     \
+    case ::locus::DType::UInt8: { using scalar_t = uint8_t; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Int8: { using scalar_t = int8_t; __VA_ARGS__; } break;                   \
+    case ::locus::DType::Int16: { using scalar_t = int16_t; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Int32: { using scalar_t = int32_t; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Int64: { using scalar_t = int64_t; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Float16: { using scalar_t = __half; __VA_ARGS__; } break;                \
+    case ::locus::DType::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break;        \
+    case ::locus::DType::Float32: { using scalar_t = float; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Float64: { using scalar_t = double; __VA_ARGS__; } break;                \
   }
 
 /// The floating types only.
 #define LOCUS_CUDA_DISPATCH_FLOAT(dt, ...)                                                        \
   switch (dt) {                                                                                   \
-    case ::locus::cuda_backend::DT::Float16: { using scalar_t = __half; __VA_ARGS__; } break;      \
-    case ::locus::cuda_backend::DT::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break; \
-    case ::locus::cuda_backend::DT::Float32: { using scalar_t = float; __VA_ARGS__; } break;       \
-    case ::locus::cuda_backend::DT::Float64: { using scalar_t = double; __VA_ARGS__; } break;      \
+    case ::locus::DType::Float16: { using scalar_t = __half; __VA_ARGS__; } break;                \
+    case ::locus::DType::BFloat16: { using scalar_t = __nv_bfloat16; __VA_ARGS__; } break;        \
+    case ::locus::DType::Float32: { using scalar_t = float; __VA_ARGS__; } break;                 \
+    case ::locus::DType::Float64: { using scalar_t = double; __VA_ARGS__; } break;                \
     default: break;                                                                               \
   }

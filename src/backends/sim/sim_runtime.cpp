@@ -1,8 +1,9 @@
 // The sim DeviceRuntime: N devices of host memory, each behind its own CachingAllocator with a
-// capacity, running the CPU kernels. See docs/devices.md.
+// capacity; the registration file gives them the CPU kernels. See docs/devices.md.
 
 #include "src/backends/sim/sim_runtime.h"
 
+#include <atomic>
 #include <bitset>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +14,7 @@
 #include "locus/errors.h"
 #include "locus/accelerator.h"
 #include "locus/sim.h"
-#include "src/backends/cpu/cpu_kernels.h"
+#include "src/ops/op_id.h"
 #include "src/runtime/caching_allocator.h"
 #include "src/runtime/host_memory.h"
 
@@ -53,106 +54,139 @@ sim::Config config_from_env() {
 
 thread_local int t_current_sim_device = 0;
 
+// One configuration of the sim devices with their allocators, immutable once published.
+// Note [Sim without locks]: ops read the published state with one atomic load; configure()
+// builds a new state under a mutex and publishes it. A replaced state is emptied but kept
+// until the process ends (a thread may still be reading it), so each configure() leaves a few
+// hundred bytes behind, never tensor memory.
+struct SimState {
+  sim::Config config;
+  std::vector<std::unique_ptr<runtime::CachingAllocator>> allocators;
+  std::vector<runtime::HostMemory*> memories;
+  std::bitset<ops::kNumOps * kNumDTypes> unsupported;
+
+  explicit SimState(const sim::Config& c, std::bitset<ops::kNumOps * kNumDTypes> lacks) : config(c), unsupported(lacks) {
+    for (int i = 0; i < c.device_count; ++i) {
+      auto memory = std::make_unique<runtime::HostMemory>(c.memory_bytes);
+      memories.push_back(memory.get());
+      allocators.push_back(std::make_unique<runtime::CachingAllocator>(Device(DeviceType::Sim, i), std::move(memory)));
+    }
+  }
+};
+
+std::bitset<ops::kNumOps * kNumDTypes> parse_unsupported(const std::vector<std::string>& entries) {
+  std::bitset<ops::kNumOps * kNumDTypes> unsupported;
+  for (const std::string& entry : entries) {
+    const auto colon = entry.find(':');
+    const std::string name = entry.substr(0, colon);
+    bool known = false;
+    for (int op = 0; op < ops::kNumOps; ++op) {
+      if (ops::op_name(static_cast<ops::OpId>(op)) != name) continue;
+      known = true;
+      for (int d = 0; d < kNumDTypes; ++d)
+        if (colon == std::string::npos || entry.substr(colon + 1) == dtype_name(static_cast<DType>(d)))
+          unsupported[static_cast<size_t>(op) * kNumDTypes + d] = true;
+    }
+    if (!known) throw ValueError("sim::configure: unknown op '" + name + "' in unsupported_ops");
+  }
+  return unsupported;
+}
+
 class SimRuntime final : public runtime::DeviceRuntime {
  public:
   DeviceType type() const noexcept override { return DeviceType::Sim; }
-  bool is_available() const noexcept override { return true; }
   int device_count() const noexcept override {
-    std::lock_guard lock(mutex_);
-    try {
-      ensure_configured();
-    } catch (...) {
-      return 0;
-    }
-    return config_.device_count;
+    const SimState* s = state_or_null();
+    return s ? s->config.device_count : 0;
   }
-  std::string unavailable_reason() const override { return {}; }
+  std::string unavailable_reason() const override {
+    std::lock_guard lock(configure_mutex_);
+    return env_error_;
+  }
   int current_device() const override { return t_current_sim_device; }
   void set_device(int index) override { t_current_sim_device = index; }
-  runtime::Allocator& allocator(int index) override {
-    std::lock_guard lock(mutex_);
-    ensure_configured();
-    return *allocators_.at(static_cast<size_t>(index));
-  }
+  runtime::Allocator& allocator(int index) override { return *state().allocators.at(static_cast<size_t>(index)); }
   std::unique_ptr<detail::PendingWork> copy_bytes(const runtime::CopyRequest& r) override {
     if (r.n) std::memcpy(r.dst, r.src, r.n);
     return nullptr;
   }
   void synchronize(int) override {}
   std::pair<uint64_t, uint64_t> mem_get_info(int index) override {
-    std::lock_guard lock(mutex_);
-    ensure_configured();
-    return memories_.at(static_cast<size_t>(index))->mem_get_info();
+    return state().memories.at(static_cast<size_t>(index))->mem_get_info();
   }
-  const ops::KernelTable* kernels() const noexcept override { return &cpu::kernel_table(); }
-  bool host_addressable() const noexcept override { return true; }
-  cuda::DeviceProperties properties(int index) const override {
-    std::lock_guard lock(mutex_);
-    ensure_configured();
-    return {"Locus simulated device " + std::to_string(index), config_.memory_bytes, 1, 0, 0};
+  runtime::Capabilities capabilities() const noexcept override { return {.host_addressable = true, .asynchronous = false}; }
+  DeviceProperties properties(int index) const override {
+    DeviceProperties p;
+    p.name = "Locus simulated device " + std::to_string(index);
+    p.total_memory = state().config.memory_bytes;
+    p.multi_processor_count = 1;
+    p.host_addressable = true;
+    return p;
   }
-  bool supports(ops::OpId op, DType dtype) const noexcept override {
-    std::lock_guard lock(mutex_);
-    return !unsupported_[static_cast<size_t>(op) * kNumDTypes + static_cast<size_t>(dtype)];
+  bool supports(ops::OpId op, DType dtype) const noexcept {
+    const SimState* s = state_or_null();
+    return !s || !s->unsupported[static_cast<size_t>(op) * kNumDTypes + static_cast<size_t>(dtype)];
   }
 
-  sim::Config config() {
-    std::lock_guard lock(mutex_);
-    ensure_configured();
-    return config_;
-  }
+  sim::Config config() { return state().config; }
 
   void configure(const sim::Config& c) {
     if (c.device_count < 1 || c.device_count > 64)
       throw ValueError("sim::configure: device_count " + std::to_string(c.device_count) + " is outside 1..64");
     if (c.memory_bytes == 0) throw ValueError("sim::configure: memory_bytes must be positive");
-    std::bitset<ops::kNumOps * kNumDTypes> unsupported;
-    for (const std::string& entry : c.unsupported_ops) {
-      const auto colon = entry.find(':');
-      const std::string name = entry.substr(0, colon);
-      const auto op = ops::op_from_name(name);
-      if (!op) throw ValueError("sim::configure: unknown op '" + name + "' in unsupported_ops");
-      for (int d = 0; d < kNumDTypes; ++d) {
-        const auto dt = static_cast<DType>(d);
-        if (colon == std::string::npos || entry.substr(colon + 1) == dtype_name(dt))
-          unsupported[static_cast<size_t>(*op) * kNumDTypes + d] = true;
+    const auto unsupported = parse_unsupported(c.unsupported_ops);
+    std::lock_guard lock(configure_mutex_);
+    if (const SimState* old = state_.load(std::memory_order_acquire)) {
+      for (size_t i = 0; i < old->allocators.size(); ++i) {
+        const int64_t held = old->allocators[i]->stats().allocated_bytes.current;
+        if (held != 0)
+          throw ValueError("sim::configure: sim:" + std::to_string(i) + " still holds " +
+                           format_bytes(static_cast<uint64_t>(held)) +
+                           " of tensors; destroy them before reconfiguring the sim devices");
       }
+      for (const auto& a : old->allocators) a->empty_cache();
     }
-    std::lock_guard lock(mutex_);
-    for (size_t i = 0; i < allocators_.size(); ++i) {
-      const int64_t held = allocators_[i]->stats().allocated_bytes.current;
-      if (held != 0)
-        throw ValueError("sim::configure: sim:" + std::to_string(i) + " still holds " + format_bytes(static_cast<uint64_t>(held)) +
-                         " of tensors; destroy them before reconfiguring the sim devices");
-    }
-    build(c);
-    unsupported_ = unsupported;
+    publish(c, unsupported);
   }
 
   void reset() { configure(config_from_env()); }
 
  private:
-  void ensure_configured() const {
-    if (!configured_) const_cast<SimRuntime*>(this)->build(config_from_env());
-  }
-  void build(const sim::Config& c) {
-    allocators_.clear();
-    memories_.clear();
-    for (int i = 0; i < c.device_count; ++i) {
-      auto memory = std::make_unique<runtime::HostMemory>(c.memory_bytes);
-      memories_.push_back(memory.get());
-      allocators_.push_back(std::make_unique<runtime::CachingAllocator>(Device(DeviceType::Sim, i), std::move(memory)));
+  const SimState* state_or_null() const noexcept {
+    if (const SimState* s = state_.load(std::memory_order_acquire)) return s;
+    try {
+      return &const_cast<SimRuntime*>(this)->first_state();
+    } catch (...) {
+      return nullptr;  // a malformed LOCUS_SIM_* variable: no sim devices, the reason kept
     }
-    config_ = c;
-    configured_ = true;
+  }
+  const SimState& state() const {
+    if (const SimState* s = state_.load(std::memory_order_acquire)) return *s;
+    return const_cast<SimRuntime*>(this)->first_state();
+  }
+  // The configuration from the environment, made once, on first use.
+  const SimState& first_state() {
+    std::lock_guard lock(configure_mutex_);
+    if (const SimState* s = state_.load(std::memory_order_acquire)) return *s;
+    try {
+      const sim::Config c = config_from_env();
+      publish(c, parse_unsupported(c.unsupported_ops));
+    } catch (const Error& e) {
+      env_error_ = e.what();
+      throw;
+    }
+    return *state_.load(std::memory_order_acquire);
+  }
+  void publish(const sim::Config& c, const std::bitset<ops::kNumOps * kNumDTypes>& unsupported) {
+    states_.push_back(std::make_unique<SimState>(c, unsupported));
+    state_.store(states_.back().get(), std::memory_order_release);
+    env_error_.clear();
   }
 
-  mutable std::mutex mutex_;
-  bool configured_ = false;
-  sim::Config config_;
-  std::vector<std::unique_ptr<runtime::CachingAllocator>> allocators_;
-  std::vector<runtime::HostMemory*> memories_;
-  std::bitset<ops::kNumOps * kNumDTypes> unsupported_;
+  std::atomic<const SimState*> state_{nullptr};
+  mutable std::mutex configure_mutex_;
+  std::vector<std::unique_ptr<SimState>> states_;  // every state published, see the Note
+  std::string env_error_;
 };
 
 SimRuntime& instance() {
@@ -163,6 +197,8 @@ SimRuntime& instance() {
 }  // namespace
 
 runtime::DeviceRuntime& sim_runtime() { return instance(); }
+
+bool sim_supports(ops::OpId op, DType dtype) noexcept { return instance().supports(op, dtype); }
 
 }  // namespace locus::sim_backend
 

@@ -91,6 +91,7 @@ Shape infer_shape(const Shape& shape, int64_t numel, size_t itemsize, const char
 // computeStride: each run of dims that is contiguous in memory may be re-split freely).
 std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, const Shape& shape) {
   Shape out(shape.size(), 1);
+  if (sizes.empty()) return out;  // a 0-dim tensor: every target dim is 1, any stride serves
   if (sizes.numel() == 0) {
     for (size_t i = shape.size(); i-- > 1;) out[i - 1] = out[i] * std::max<int64_t>(shape[i], 1);
     return out;

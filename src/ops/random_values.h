@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "src/ops/op_id.h"
-#include "src/runtime/philox.h"
+#include "src/ops/philox.h"
 
 namespace locus::runtime {
 

@@ -1,4 +1,4 @@
-// copy_ and to(): moves between devices and dtypes.
+// copy_ and to(): moves between devices and dtypes (the bytes cross in runtime/transfer.cpp).
 
 #include <sstream>
 
@@ -11,6 +11,7 @@
 #include "src/ops/dispatch.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
+#include "src/runtime/transfer.h"
 
 namespace locus {
 namespace {
@@ -21,6 +22,8 @@ using ops::OpId;
 void copy_same_device(Tensor& dst, const Tensor& src) {
   const ops::KernelTable* k = ops::kernels_for(OpId::Copy, dst.device(), dst.dtype());
   if (!k) {
+    // The fallback of copy itself: convert on the CPU, then move the bytes (a cross-device
+    // copy_, which needs no copy kernel), since run_on_cpu's way back is a copy.
     Tensor host = dst.cpu();
     host.copy_(src.cpu());
     dst.copy_(host);
@@ -28,35 +31,7 @@ void copy_same_device(Tensor& dst, const Tensor& src) {
   }
   ops::wait_for_host(src);
   ops::wait_for_host(dst);
-  k->copy(ops::make_iter(dst, {&src}));
-}
-
-// Moves the bytes of a contiguous tensor to a contiguous tensor of the same dtype and shape
-// on another device.
-void copy_bytes_between(Tensor& dst, const Tensor& src, bool non_blocking) {
-  const Device sd = src.device(), dd = dst.device();
-  const size_t n = dst.nbytes();
-  if (!sd.is_cpu() && !dd.is_cpu() && sd.type() != dd.type()) {
-    // Two different accelerator types (sim <-> cuda): through host memory.
-    Tensor staging = empty(dst.shape(), TensorOptions().dtype(dst.dtype()));
-    copy_bytes_between(staging, src, false);
-    copy_bytes_between(dst, staging, false);
-    return;
-  }
-  runtime::DeviceRuntime& rt = runtime::runtime(sd.is_cpu() ? dd.type() : sd.type());
-  detail::Storage* src_storage = src.impl()->storage().get();
-  detail::Storage* dst_storage = dst.impl()->storage().get();
-  // Pending work on src must finish before it is read; on dst before it is overwritten.
-  src_storage->wait_for_pending_work();
-  dst_storage->wait_for_pending_work();
-  runtime::CopyRequest request;
-  request.dst = dst.data_ptr(), request.dst_device = dd;
-  request.src = src.data_ptr(), request.src_device = sd;
-  request.n = n, request.non_blocking = non_blocking;
-  if (src_storage->pinned()) request.pinned_block = &src_storage->data_ptr();
-  else if (dst_storage->pinned()) request.pinned_block = &dst_storage->data_ptr();
-  // Asynchronous work leaves its mark on the host side, which the host must not touch early.
-  if (auto pending = rt.copy_bytes(request)) (sd.is_cpu() ? src_storage : dst_storage)->set_pending_work(std::move(pending));
+  k->elementwise[static_cast<int>(OpId::Copy)](ops::make_iter(dst, {&src}), {});
 }
 
 }  // namespace
@@ -77,10 +52,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   // Convert and lay out on the source side (fewer bytes cross when narrowing), then move bytes.
   Tensor staged = src.to(dtype()).expand(this->shape()).contiguous();
   if (is_contiguous()) {
-    copy_bytes_between(*this, staged, non_blocking);
+    runtime::copy_bytes_between(*this, staged, non_blocking);
   } else {
     Tensor tmp = empty(this->shape(), TensorOptions().dtype(dtype()).device(device()));
-    copy_bytes_between(tmp, staged, false);
+    runtime::copy_bytes_between(tmp, staged, false);
     copy_same_device(*this, tmp);
   }
   return *this;
@@ -91,7 +66,7 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) cons
   if (target == this->device() && dtype == this->dtype() && !copy) return *this;
   // A non-blocking copy to the host can only be asynchronous into page-locked memory.
   const bool pinned = non_blocking && target.is_cpu() && !this->device().is_cpu() &&
-                      !runtime::runtime(this->device().type()).host_addressable();
+                      !runtime::runtime(this->device().type()).capabilities().host_addressable;
   Tensor out = ops::empty_on(shape(), dtype, target, pinned);
   {
     NoGradGuard no_grad;  // the move is the recorded op, not its internal conversions

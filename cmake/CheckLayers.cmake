@@ -1,0 +1,58 @@
+# Fails when a source file includes a header of a higher layer (ARCHITECTURE.md, "Layers"):
+#   core <- runtime <- ops, autograd (beside each other) <- backends (implementing ops' kernel
+#   table) <- nn / optim / data / serialize <- tools
+# and when a CUDA header is included outside src/backends/cuda, or a backend header outside
+# src/backends. Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
+# does, and so does every configure).
+
+set(rank_core 0)
+set(rank_runtime 1)
+set(rank_ops 2)
+set(rank_autograd 2)
+set(rank_backends 3)
+set(rank_nn 4)
+set(rank_optim 4)
+set(rank_data 4)
+set(rank_serialize 4)
+set(rank_amp 4)
+set(rank_distributed 4)
+
+file(GLOB_RECURSE sources RELATIVE "${LOCUS_SOURCE_DIR}"
+     "${LOCUS_SOURCE_DIR}/src/*.h" "${LOCUS_SOURCE_DIR}/src/*.cpp" "${LOCUS_SOURCE_DIR}/src/*.cu"
+     "${LOCUS_SOURCE_DIR}/src/*.cuh" "${LOCUS_SOURCE_DIR}/src/*.in"
+     "${LOCUS_SOURCE_DIR}/include/*.h" "${LOCUS_SOURCE_DIR}/tools/*.cpp" "${LOCUS_SOURCE_DIR}/tools/*.h")
+set(violations "")
+foreach(source IN LISTS sources)
+  if(source MATCHES "^src/([a-z_]+)/")
+    set(layer "${CMAKE_MATCH_1}")
+  elseif(source MATCHES "^tools/")
+    set(layer "tools")
+  else()
+    set(layer "public")
+  endif()
+  file(STRINGS "${LOCUS_SOURCE_DIR}/${source}" includes REGEX "^[ \t]*#[ \t]*include")
+  foreach(line IN LISTS includes)
+    if(line MATCHES "#[ \t]*include[ \t]*[<\"](cuda|cublas|nccl|cub/)" AND NOT source MATCHES "^src/backends/cuda/")
+      string(APPEND violations "  ${source}: ${line} (CUDA headers belong to src/backends/cuda)\n")
+    endif()
+    if(NOT line MATCHES "#[ \t]*include[ \t]*\"src/([a-z_]+)/")
+      continue()
+    endif()
+    set(target "${CMAKE_MATCH_1}")
+    if(layer STREQUAL "public")
+      string(APPEND violations "  ${source}: ${line} (public headers include only public headers)\n")
+    elseif(target STREQUAL "backends" AND NOT layer STREQUAL "backends")
+      string(APPEND violations "  ${source}: ${line} (backends are named only in src/backends)\n")
+    elseif(layer STREQUAL "backends" AND target STREQUAL "autograd")
+      string(APPEND violations "  ${source}: ${line} (kernels never record a graph)\n")
+    elseif(NOT layer STREQUAL "tools" AND DEFINED rank_${target} AND DEFINED rank_${layer})
+      if(rank_${target} GREATER rank_${layer})
+        string(APPEND violations "  ${source}: ${line} (${layer} is below ${target})\n")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "Layering violations (a lower layer includes a higher one):\n${violations}")
+endif()
+message(STATUS "Layering: ${CMAKE_CURRENT_LIST_FILE} found no include of a higher layer")

@@ -1,0 +1,158 @@
+// The backward of every elementwise op, generated from the derivative columns of the op table
+// (Note [Op table] in src/ops/op_table.h). Each gradient runs in the output's dtype and is summed
+// back to its input's shape and dtype; only the gradients an input needs are computed.
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
+
+namespace locus::autograd {
+namespace {
+
+using ops::OpId;
+
+// ---- helpers the table's expressions use --------------------------------------------------
+
+// d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi from gelu(x)/x (0.5 at 0), phi from exp.
+Tensor gelu_backward(const Tensor& g, const Tensor& x, const Tensor& y) {
+  const Tensor cdf = where(x == 0, full_like(x, 0.5), y / x);
+  const Tensor pdf = exp(x * x * -0.5) * 0.3989422804014327;
+  return g * (cdf + x * pdf);
+}
+
+// 1 where lo <= x <= hi (bounds included, as PyTorch), else 0.
+Tensor within_bounds(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Tensor keep = ones_like(x);
+  if (lo) keep = keep * (x >= *lo).to(x.dtype());
+  if (hi) keep = keep * (x <= *hi).to(x.dtype());
+  return keep;
+}
+
+// maximum/minimum: the winner takes the gradient, ties split it evenly (as PyTorch).
+Tensor extremum_backward(const Tensor& g, const Tensor& self, const Tensor& other, bool is_max) {
+  const Tensor wins = (is_max ? self > other : self < other).to(g.dtype());
+  return g * (wins + (self == other).to(g.dtype()) * 0.5);
+}
+
+// d(a^b)/da = b * a^(b-1), 0 where b == 0 (so 0^0 has no NaN gradient).
+Tensor pow_backward_base(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+  const Tensor d = g * b * pow(a, b - 1);
+  return where(b == 0, zeros_like(d), d);
+}
+
+// d(a^b)/db = a^b * log(a), 0 where a == 0 and b >= 0 (the limit).
+Tensor pow_backward_exponent(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y) {
+  const Tensor d = g * y * log(a);
+  return where(logical_and(a == 0, b >= 0), zeros_like(d), d);
+}
+
+[[noreturn]] Tensor not_differentiable(const char* op) {
+  throw NotImplementedError(std::string("[locus::") + op + "] has no derivative (as in PyTorch); use div(a, b, \"floor\"), "
+                            "whose gradient is zero, or detach the inputs");
+}
+
+#define NO_GRAD Tensor()
+
+// ---- the tables ---------------------------------------------------------------------------
+
+using UnaryBackward = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor& y, const std::optional<Scalar>& lo,
+                                 const std::optional<Scalar>& hi);
+using BinaryBackward = Tensor (*)(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y, const Scalar& alpha);
+
+#define LOCUS_UNARY_BACKWARD(id, name, rule, grad)                                                          \
+  [](const Tensor& g, const Tensor& x, const Tensor& y, const std::optional<Scalar>& lo,                  \
+     const std::optional<Scalar>& hi) -> Tensor { return grad; },
+constexpr UnaryBackward kUnaryBackward[] = {LOCUS_UNARY_OPS(LOCUS_UNARY_BACKWARD)};
+#undef LOCUS_UNARY_BACKWARD
+
+#define LOCUS_BINARY_BACKWARD_A(id, name, rule, grad_a, grad_b)                                                     \
+  [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y, const Scalar& alpha) -> Tensor { return grad_a; },
+#define LOCUS_BINARY_BACKWARD_B(id, name, rule, grad_a, grad_b)                                                     \
+  [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y, const Scalar& alpha) -> Tensor { return grad_b; },
+constexpr BinaryBackward kBackwardA[] = {LOCUS_BINARY_OPS(LOCUS_BINARY_BACKWARD_A)};
+constexpr BinaryBackward kBackwardB[] = {LOCUS_BINARY_OPS(LOCUS_BINARY_BACKWARD_B)};
+#undef LOCUS_BINARY_BACKWARD_A
+#undef LOCUS_BINARY_BACKWARD_B
+
+#define LOCUS_BACKWARD_NAME(id, ...) #id "Backward0",
+constexpr const char* kNames[] = {LOCUS_UNARY_OPS(LOCUS_BACKWARD_NAME) LOCUS_BINARY_OPS(LOCUS_BACKWARD_NAME)};
+#undef LOCUS_BACKWARD_NAME
+
+constexpr int kNumUnary = static_cast<int>(sizeof(kUnaryBackward) / sizeof(kUnaryBackward[0]));
+
+Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+
+void record_unary(OpId op, const Tensor& x, const ops::ElementwiseScalars& s, const Tensor& out) {
+  const DType dt = out.dtype();
+  const Tensor X = x.detach(), Y = out.detach();
+  const Shape shape = x.shape();
+  const DType dx = x.dtype();
+  std::optional<Scalar> lo, hi;
+  if (s.has_lo) lo = s.lo;
+  if (s.has_hi) hi = s.hi;
+  const UnaryBackward backward = kUnaryBackward[static_cast<int>(op)];
+  record(out, kNames[static_cast<int>(op)], [=](const Tensor& g) -> std::vector<Tensor> {
+    return {sum_to(backward(g, as(X, dt), Y, lo, hi), shape, dx)};
+  }, {&x});
+}
+
+void record_binary(OpId op, const Tensor& a, const Tensor* b, const ops::ElementwiseScalars& s, const Tensor& out) {
+  const DType dt = out.dtype();
+  const Device device = out.device();
+  const Tensor A = a.detach(), B = b ? b->detach() : Tensor(), Y = out.detach();
+  const Shape sa = a.shape(), sb = b ? b->shape() : Shape();
+  const DType da = a.dtype(), db = b ? b->dtype() : dt;
+  const bool need_a = a.requires_grad(), need_b = b && b->requires_grad();
+  const Scalar alpha = s.alpha, other = s.other;
+  const int i = static_cast<int>(op) - kNumUnary;
+  const BinaryBackward backward_a = kBackwardA[i], backward_b = kBackwardB[i];
+  // A number operand is a constant: it takes part in the formulas as a 0-dim tensor.
+  auto operand_b = [=] { return B.defined() ? as(B, dt) : full({}, other, TensorOptions().dtype(dt).device(device)); };
+  auto backward = [=](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor x = as(A, dt), y = operand_b();
+    std::vector<Tensor> grads(B.defined() ? 2 : 1);
+    if (need_a) grads[0] = sum_to(backward_a(g, x, y, Y, alpha), sa, da);
+    if (need_b) grads[1] = sum_to(backward_b(g, x, y, Y, alpha), sb, db);
+    return grads;
+  };
+  if (b) record(out, kNames[static_cast<int>(op)], backward, {&a, b});
+  else record(out, kNames[static_cast<int>(op)], backward, {&a});
+}
+
+void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const Tensor C = condition.detach();
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType da = a.dtype(), db = b.dtype();
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  record(out, "WhereBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor zero = zeros_like(g);
+    std::vector<Tensor> grads(2);
+    if (need_a) grads[0] = sum_to(where(C, g, zero), sa, da);
+    if (need_b) grads[1] = sum_to(where(C, zero, g), sb, db);
+    return grads;
+  }, {&a, &b});
+}
+
+}  // namespace
+
+void record_elementwise(OpId op, const Tensor* const* inputs, int n, const ops::ElementwiseScalars& scalars,
+                        const Tensor& out) {
+  if (op == OpId::Where) {
+    if (needs_grad({inputs[1], inputs[2]})) record_where(*inputs[0], *inputs[1], *inputs[2], out);
+    return;
+  }
+  if (ops::op_family(op) == ops::OpFamily::Unary) {
+    if (needs_grad({inputs[0]})) record_unary(op, *inputs[0], scalars, out);
+    return;
+  }
+  const Tensor* b = n > 1 ? inputs[1] : nullptr;
+  if (b ? needs_grad({inputs[0], b}) : needs_grad({inputs[0]})) record_binary(op, *inputs[0], b, scalars, out);
+}
+
+}  // namespace locus::autograd

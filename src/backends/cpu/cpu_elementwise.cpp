@@ -1,0 +1,136 @@
+// The CPU elementwise kernels: one loop for unary ops and one for binary ops, instantiated with
+// each op's functor (src/ops/functors.h) for the dtypes its rule allows, so the compiler inlines
+// the functor and vectorises the contiguous paths.
+
+#include <type_traits>
+
+#include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/dispatch.h"
+#include "src/backends/cpu/loops.h"
+#include "src/ops/dtype_rules.h"
+#include "src/ops/functors.h"
+
+namespace locus::cpu {
+namespace {
+
+using ops::DtypeRule;
+namespace fn = ops::fn;
+
+template <class C>
+fn::Params<C> params_of(const ops::ElementwiseScalars& s) {
+  fn::Params<C> p;
+  p.alpha = s.alpha.to<C>();
+  p.lo = s.lo.to<C>(), p.hi = s.hi.to<C>();
+  p.has_lo = s.has_lo, p.has_hi = s.has_hi;
+  return p;
+}
+
+template <class F, class T>
+void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
+  using C = compute_t<T>;
+  using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, fn::Params<C>{})), bool>, bool, T>;
+  const fn::Params<C> p = params_of<C>(s);
+  const F f{};
+  for_each_run<2>(it, static_cast<int64_t>(sizeof(Out) + sizeof(T)), [&](char* const* ptr, const int64_t* st, int64_t n) {
+    auto* out = reinterpret_cast<Out*>(ptr[0]);
+    const auto* in = reinterpret_cast<const T*>(ptr[1]);
+    if (st[0] == sizeof(Out) && st[1] == sizeof(T)) {
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(in[i]), p));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), p));
+    }
+  });
+}
+
+// The row loop: a contiguous path the compiler vectorises, two broadcast-scalar paths, and the
+// general strided path.
+template <class T, class Out, class F, class P>
+inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P& p) {
+  using C = compute_t<T>;
+  auto* out = reinterpret_cast<Out*>(ptr[0]);
+  const auto* a = reinterpret_cast<const T*>(ptr[1]);
+  const auto* b = reinterpret_cast<const T*>(ptr[2]);
+  if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == sizeof(T)) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(a[i]), C(b[i]), p));
+  } else if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == 0) {
+    const C bv = C(b[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(a[i]), bv, p));
+  } else if (st[0] == sizeof(Out) && st[1] == 0 && st[2] == sizeof(T)) {
+    const C av = C(a[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(av, C(b[i]), p));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(
+          f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), C(*reinterpret_cast<const T*>(ptr[2] + i * st[2])), p));
+  }
+}
+
+template <class F, class T>
+void binary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
+  using C = compute_t<T>;
+  using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, C{}, fn::Params<C>{})), bool>, bool, T>;
+  const fn::Params<C> p = params_of<C>(s);
+  const F f{};
+  auto rows = [&](char* const* ptr, const int64_t* st, int64_t n) { binary_row<T, Out>(ptr, st, n, f, p); };
+  const auto bytes = static_cast<int64_t>(sizeof(Out) + 2 * sizeof(T));
+  if (!s.has_other) {
+    for_each_run<3>(it, bytes, rows);
+    return;
+  }
+  // A number operand becomes a zero-stride third operand: one loop serves both forms.
+  T value = s.other.to<T>();
+  ops::StridedIter full = it;
+  full.noperands = 3;
+  full.data[2] = reinterpret_cast<char*>(&value);
+  full.dtypes[2] = it.dtypes[1];
+  full.strides[2] = Shape(it.shape.size(), 0);
+  for_each_run<3>(full, bytes, rows);
+}
+
+[[noreturn]] void no_kernel() { throw DTypeError("internal: an elementwise kernel was called with a dtype its rule excludes"); }
+
+template <class F, DtypeRule R>
+void unary_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
+  LOCUS_DISPATCH_ALL(it.dtypes[1], {
+    if constexpr (ops::rule_allows(R, dtype_of<scalar_t>())) unary_typed<F, scalar_t>(it, s);
+    else no_kernel();
+  });
+}
+
+template <class F, DtypeRule R>
+void binary_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
+  LOCUS_DISPATCH_ALL(it.dtypes[1], {
+    if constexpr (ops::rule_allows(R, dtype_of<scalar_t>())) binary_typed<F, scalar_t>(it, s);
+    else no_kernel();
+  });
+}
+
+void where_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars&) {
+  LOCUS_DISPATCH_ALL(it.dtypes[0], {
+    for_each_run<4>(it, 3 * sizeof(scalar_t) + 1, [](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = *reinterpret_cast<const scalar_t*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void fill_elementwise_kernels(ops::KernelTable& table) {
+#define LOCUS_UNARY_ENTRY(id, name, rule, ...) \
+  table.elementwise[static_cast<int>(ops::OpId::id)] = &unary_kernel<fn::id, DtypeRule::rule>;
+#define LOCUS_BINARY_ENTRY(id, name, rule, ...) \
+  table.elementwise[static_cast<int>(ops::OpId::id)] = &binary_kernel<fn::id, DtypeRule::rule>;
+  LOCUS_UNARY_OPS(LOCUS_UNARY_ENTRY)
+  LOCUS_BINARY_OPS(LOCUS_BINARY_ENTRY)
+#undef LOCUS_UNARY_ENTRY
+#undef LOCUS_BINARY_ENTRY
+  table.elementwise[static_cast<int>(ops::OpId::Where)] = &where_kernel;
+  table.elementwise[static_cast<int>(ops::OpId::Copy)] = &copy_kernel;
+  table.elementwise[static_cast<int>(ops::OpId::Fill)] = &fill_kernel;
+}
+
+}  // namespace locus::cpu

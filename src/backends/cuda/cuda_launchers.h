@@ -1,0 +1,37 @@
+#pragma once
+// The launchers of the .cu files. They take the op front ends' own argument structs
+// (src/ops/kernel_table.h): nvcc compiles those headers like the host compiler does, so the
+// CUDA backend has no types of its own that mirror them. See Note [CUDA launchers].
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "src/ops/kernel_table.h"
+
+namespace locus::cuda_backend {
+
+// Each launcher enqueues its kernels on `stream` and returns the launch status; none
+// synchronises. A description with more dims than a kernel takes is a NotImplementedError.
+
+/// Every unary and binary op of the op table (the op is a kernel argument, see
+/// cuda_elementwise.cu), with its scalars.
+cudaError_t launch_elementwise(ops::OpId op, const ops::StridedIter& it, const ops::ElementwiseScalars& scalars,
+                               cudaStream_t stream);
+cudaError_t launch_where(const ops::StridedIter& it, cudaStream_t stream);
+cudaError_t launch_copy(const ops::StridedIter& it, cudaStream_t stream);
+cudaError_t launch_fill(const ops::StridedIter& it, const Scalar& value, cudaStream_t stream);
+/// Bytes of scratch launch_reduce needs for `a` (0 when it writes the output directly).
+size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count);
+/// Sum, mean, max, min, argmax, argmin.
+cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream);
+cudaError_t launch_softmax(const ops::SoftmaxArgs& a, cudaStream_t stream);
+/// Checks every index lies in [0, size); writes the first offending value (or keeps `*status`
+/// at 0) into the device int64 pair status = {found, value}.
+cudaError_t launch_check_indices(const int64_t* index, int64_t n, int64_t size, int64_t* status, cudaStream_t stream);
+cudaError_t launch_index(const ops::IndexArgs& a, cudaStream_t stream);
+cudaError_t launch_random(const ops::RandomArgs& a, cudaStream_t stream);
+/// Integer matrix products (cuBLAS has none), C contiguous.
+cudaError_t launch_int_matmul(const ops::MatmulArgs& a, cudaStream_t stream);
+
+}  // namespace locus::cuda_backend

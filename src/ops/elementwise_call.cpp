@@ -1,0 +1,236 @@
+// Note [Op path]
+// Every elementwise op runs through call(), the one place that does, in this order:
+//   1. the device rule: all tensor operands on one device (a 0-dim CPU tensor may join);
+//   2. the dtype rule: PyTorch's result_type of the operands, then the op's rule from the op
+//      table (src/ops/dtype_rules.h) gives the compute and result dtypes, or a DTypeError;
+//   3. broadcasting of the shapes;
+//   4. for the in-place and out= forms: the output's device, shape and dtype, and the
+//      grad-mode rules (no writing into a tensor that autograd would have to record);
+//   5. the kernel of the device (kernels_for), or the CPU fallback (run_on_cpu);
+//   6. the inputs cast to the compute dtype, the output allocated (or the given one used);
+//   7. the kernel call over the strided description (make_iter);
+//   8. the graph: the op's derivative from the op table, recorded when an input needs grad.
+// Structured ops (reductions, softmax, matmul, indexing) do the same steps with their own
+// shapes, through the same helpers (dispatch.h). docs/design.md draws the path.
+
+#include "src/ops/elementwise_call.h"
+
+#include <sstream>
+#include <string>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/autograd/derivatives.h"
+#include "src/autograd/node.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/dtype_rules.h"
+#include "src/ops/strided_iter.h"
+#include "src/ops/type_promotion.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus::ops {
+namespace {
+
+// One call: up to three tensor inputs (where's condition first), a scalar second operand or
+// bounds, and the optional output of the in-place and out= forms.
+struct Call {
+  OpId op;
+  const Tensor* inputs[3] = {};
+  const char* names[3] = {};
+  int ninputs = 0;
+  ElementwiseScalars scalars;
+  Tensor out;
+};
+
+// PyTorch's can_cast: no floating to integral, no non-bool to bool.
+bool can_cast(DType from, DType to) {
+  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+void check_out(const Call& c, const Shape& shape, DType result, Device device) {
+  const Tensor& out = c.out;
+  if (out.device() != device) throw DeviceMismatchError(device, out.device(), "out", std::string(op_name(c.op)));
+  if (!(out.shape() == shape)) {
+    std::ostringstream os;
+    os << op_prefix(c.op) << "output with shape " << out.shape() << " doesn't match the broadcast shape " << shape;
+    throw ShapeError(os.str());
+  }
+  if (!can_cast(result, out.dtype()))
+    throw DTypeError(op_prefix(c.op) + "result type " + std::string(dtype_name(result)) +
+                     " can't be cast to the desired output type " + std::string(dtype_name(out.dtype())));
+  autograd::check_not_recording_into(out, op_name(c.op));
+  for (int i = 0; i < c.ninputs; ++i)
+    if (autograd::needs_grad({c.inputs[i]}))
+      throw ValueError(op_prefix(c.op) + "the in-place and out= forms are not differentiable, and an input requires "
+                                         "grad; use the out-of-place form");
+}
+
+bool is_integer_division(OpId op) {
+  return op == OpId::DivTrunc || op == OpId::DivFloor || op == OpId::FloorDivide || op == OpId::Remainder ||
+         op == OpId::Fmod;
+}
+
+// Integer division by zero: PyTorch raises ZeroDivisionError on the CPU, and so does Locus on
+// every device whose memory the host can read without waiting for a device (cpu, sim); on CUDA
+// the functor gives 0 instead of trapping (docs/design.md).
+void check_divisor(const Call& c, DType compute, Device device) {
+  if (!is_integer_division(c.op) || is_floating_point(compute)) return;
+  if (c.scalars.has_other) {
+    if (c.scalars.other.to_int64() == 0) throw ValueError(op_prefix(c.op) + "ZeroDivisionError: integer division by zero");
+    return;
+  }
+  const Tensor& b = *c.inputs[1];
+  if (!runtime::runtime(device.type()).capabilities().host_addressable || b.numel() == 0) return;
+  NoGradGuard no_grad;
+  if (eq(b, 0).sum().item<int64_t>() > 0) throw ValueError(op_prefix(c.op) + "ZeroDivisionError: integer division by zero");
+}
+
+// A CPU 0-dim operand of an op on another device, or one of another dtype, becomes an input in
+// the compute dtype on that device.
+Tensor as_input(const Tensor& t, Device device, DType dtype) {
+  if (t.device() == device) return t.dtype() == dtype ? t : t.to(dtype);
+  return t.to(device, dtype);
+}
+
+Tensor call(Call& c);
+
+// PyTorch's result_type of the tensors from `first` on and of the numbers among the scalars.
+DType common_dtype(const Call& c, int first) {
+  const int count = c.ninputs - first;
+  if (!c.scalars.has_other && !c.scalars.has_lo && !c.scalars.has_hi) {
+    if (count == 1) return c.inputs[first]->dtype();
+    if (count == 2 && c.inputs[first]->dtype() == c.inputs[first + 1]->dtype()) return c.inputs[first]->dtype();
+  }
+  Scalar numbers[3];
+  int nnumbers = 0;
+  if (c.scalars.has_other) numbers[nnumbers++] = c.scalars.other;
+  if (c.scalars.has_lo) numbers[nnumbers++] = c.scalars.lo;
+  if (c.scalars.has_hi) numbers[nnumbers++] = c.scalars.hi;
+  return promote_operands(c.inputs + first, count, numbers, nnumbers);
+}
+
+// The fallback runs the same call on CPU copies of the inputs.
+Tensor fall_back(Call& c, Device device) {
+  Call on_cpu = c;
+  Tensor copies[3];
+  for (int i = 0; i < c.ninputs; ++i) copies[i] = c.inputs[i]->cpu(), on_cpu.inputs[i] = &copies[i];
+  on_cpu.out = Tensor();
+  Tensor r = run_on_cpu(device, [&] { return call(on_cpu); });
+  return c.out.defined() ? c.out.copy_(r) : r;
+}
+
+Tensor call(Call& c) {
+  // 1. the device rule
+  Operand operands[3] = {{*c.inputs[0], c.names[0]}, {*c.inputs[c.ninputs > 1 ? 1 : 0], c.names[1]},
+                         {*c.inputs[c.ninputs > 2 ? 2 : 0], c.names[2]}};
+  const Device device = common_device(c.op, operands, c.ninputs);
+  // 2. the dtype rule (where's condition does not promote)
+  const bool is_where = c.op == OpId::Where;
+  const int first = is_where ? 1 : 0;
+  if (is_where && c.inputs[0]->dtype() != DType::Bool)
+    throw DTypeError("[locus::where] condition must be a bool tensor, got " + std::string(dtype_name(c.inputs[0]->dtype())));
+  const DType common = common_dtype(c, first);
+  const ElementwiseDtypes dt = is_where ? ElementwiseDtypes{common, common} : resolve_dtypes(c.op, common);
+  if (c.op == OpId::Add || c.op == OpId::Sub) {
+    const Scalar& alpha = c.scalars.alpha;
+    if (alpha.is_floating_point() && !is_floating_point(dt.compute))
+      throw DTypeError(op_prefix(c.op) + "for integral input tensors, argument alpha must not be a floating point number");
+    if (alpha.is_bool() && dt.compute != DType::Bool)
+      throw DTypeError(op_prefix(c.op) + "boolean alpha only supported for boolean results");
+  }
+  if (c.op == OpId::Pow && c.scalars.has_other && !is_floating_point(dt.compute) && c.scalars.other.is_integral() &&
+      c.scalars.other.to_int64() < 0)
+    throw ValueError("[locus::pow] integers to negative integer powers are not allowed");
+  // 3. broadcasting (no Shape is built when the operands already agree)
+  Shape broadcast;
+  const Shape* shape = &c.inputs[0]->shape();
+  for (int i = 1; i < c.ninputs; ++i) {
+    if (c.inputs[i]->shape() == *shape) continue;
+    broadcast = broadcast_shapes(*shape, c.inputs[i]->shape(), c.op);
+    shape = &broadcast;
+  }
+  // 4. the in-place and out= forms
+  if (c.out.defined()) check_out(c, *shape, dt.result, device);
+  // 5. the kernel, or the fallback
+  const ElementwiseKernel kernel = elementwise_kernel(c.op, device, dt.compute);
+  if (!kernel) return fall_back(c, device);
+  check_divisor(c, dt.compute, device);
+  // 6. inputs in the compute dtype, the output
+  Tensor inputs[3];
+  const Tensor* iter_inputs[3];
+  for (int i = 0; i < c.ninputs; ++i) {
+    const DType want = is_where && i == 0 ? DType::Bool : dt.compute;
+    inputs[i] = as_input(*c.inputs[i], device, want);
+    iter_inputs[i] = &inputs[i];
+    wait_for_host(inputs[i]);
+  }
+  const bool direct = c.out.defined() && c.out.dtype() == dt.result;
+  Tensor target = direct ? c.out : empty_on(*shape, dt.result, device);
+  if (direct) wait_for_host(target);
+  // 7. the kernel
+  const StridedIter it = c.ninputs == 1   ? make_iter(target, {iter_inputs[0]})
+                         : c.ninputs == 2 ? make_iter(target, {iter_inputs[0], iter_inputs[1]})
+                                          : make_iter(target, {iter_inputs[0], iter_inputs[1], iter_inputs[2]});
+  kernel(it, c.scalars);
+  if (c.out.defined()) return direct ? c.out : c.out.copy_(target);
+  // 8. the graph
+  if (is_floating_point(dt.result) && is_grad_enabled()) {
+    bool any = false;
+    for (int i = 0; i < c.ninputs; ++i) any = any || c.inputs[i]->requires_grad();
+    if (any) autograd::record_elementwise(c.op, c.inputs, c.ninputs, c.scalars, target);
+  }
+  return target;
+}
+
+}  // namespace
+
+Tensor run_unary(OpId op, const Tensor& x, Tensor out, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Call c{op};
+  c.inputs[0] = &x, c.names[0] = "self", c.ninputs = 1;
+  c.out = std::move(out);
+  if (lo) c.scalars.lo = *lo, c.scalars.has_lo = true;
+  if (hi) c.scalars.hi = *hi, c.scalars.has_hi = true;
+  return call(c);
+}
+
+Tensor run_binary(OpId op, const Tensor& a, const Tensor& b, Tensor out, const Scalar& alpha) {
+  Call c{op};
+  c.inputs[0] = &a, c.names[0] = "self";
+  c.inputs[1] = &b, c.names[1] = "other";
+  c.ninputs = 2;
+  c.out = std::move(out);
+  c.scalars.alpha = alpha;
+  return call(c);
+}
+
+Tensor run_binary(OpId op, const Tensor& a, const Scalar& b, Tensor out, const Scalar& alpha) {
+  Call c{op};
+  c.inputs[0] = &a, c.names[0] = "self", c.ninputs = 1;
+  c.out = std::move(out);
+  c.scalars.other = b, c.scalars.has_other = true;
+  c.scalars.alpha = alpha;
+  return call(c);
+}
+
+Tensor run_binary(OpId op, const Scalar& a, const Tensor& b) {
+  // The number joins the dtype rule as a number; it then runs as a 0-dim tensor of that dtype.
+  const Tensor* operand = &b;
+  const DType compute = resolve_dtypes(op, promote_operands(&operand, 1, &a, 1)).compute;
+  const Tensor first = full({}, a, TensorOptions().dtype(compute).device(b.device()));
+  return run_binary(op, first, b.dtype() == compute ? b : b.to(compute));
+}
+
+Tensor run_where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  Call c{OpId::Where};
+  c.inputs[0] = &condition, c.names[0] = "condition";
+  c.inputs[1] = &a, c.names[1] = "self";
+  c.inputs[2] = &b, c.names[2] = "other";
+  c.ninputs = 3;
+  return call(c);
+}
+
+}  // namespace locus::ops

@@ -1,0 +1,110 @@
+#pragma once
+// The op-traits table: every operation Locus has, one line each. See Note [Op table].
+//
+// Note [Op table]
+// Each line names an op (its OpId and its public name, an identifier) and says what it means: its dtype rule
+// (src/ops/dtype_rules.h), and for the elementwise ops its derivative. The functor that computes
+// an elementwise op is `fn::<Id>` in src/ops/functors.h, so the table line, the functor and the
+// test are all an op needs: the OpId, the kernel-table entries of every backend, the CUDA
+// kernels' op switch, the public function's definition and the recorded backward are all
+// generated from these lines. A table is consumed by defining X (and G for derivatives) before
+// expanding it; nvcc expands only the first columns, so the derivative expressions, which use
+// Tensor, are never seen by device code.
+//
+// Derivative columns are C++ expressions evaluated in backward with
+//   g      the gradient of the output (in the output's dtype)
+//   x, y   unary: the input (cast to the output's dtype) and the output
+//   a, b   binary: the inputs (cast to the output's dtype; b is a 0-dim tensor for a scalar)
+//   alpha  add/sub's Scalar, and lo, hi: clamp's optional bounds
+// Each result is summed back to its input's shape and dtype. NO_GRAD marks an op whose result
+// is never differentiable (bool outputs); wrap an expression that contains commas in parens.
+// This file includes nothing: nvcc and the host compiler both expand it.
+
+// Unary elementwise ops, each with a public function `Tensor name(const Tensor&)` generated
+// from its line:   X(Id, name, DtypeRule, derivative)
+#define LOCUS_PLAIN_UNARY_OPS(X)                                                        \
+  X(Neg,        neg,          NoBool,       -g)                                       \
+  X(Abs,        abs,          NoBool,       g * sign(x))                              \
+  X(Sign,       sign,         Same,         zeros_like(g))                            \
+  X(Exp,        exp,          Floating,     g * y)                                    \
+  X(Expm1,      expm1,        Floating,     g * (y + 1))                              \
+  X(Log,        log,          Floating,     g / x)                                    \
+  X(Log1p,      log1p,        Floating,     g / (x + 1))                              \
+  X(Sqrt,       sqrt,         Floating,     g / (y * 2))                              \
+  X(Rsqrt,      rsqrt,        Floating,     g * y * y * y * -0.5)                     \
+  X(Sin,        sin,          Floating,     g * cos(x))                               \
+  X(Cos,        cos,          Floating,     -g * sin(x))                              \
+  X(Tanh,       tanh,         Floating,     g * (1 - y * y))                          \
+  X(Sigmoid,    sigmoid,      Floating,     g * y * (1 - y))                          \
+  X(Erf,        erf,          Floating,     g * exp(-(x * x)) * 1.1283791670955126)    \
+  X(Relu,       relu,         NoBool,       g * (y > 0).to(g.dtype()))                \
+  X(Gelu,       gelu,         FloatOnly,    gelu_backward(g, x, y))                   \
+  X(Floor,      floor,        NoBool,       zeros_like(g))                            \
+  X(Ceil,       ceil,         NoBool,       zeros_like(g))                            \
+  X(Round,      round,        NoBool,       zeros_like(g))                            \
+  X(Trunc,      trunc,        NoBool,       zeros_like(g))                            \
+  X(LogicalNot, logical_not,  Logical,      NO_GRAD)
+
+// Unary ops with parameters, whose public functions are written by hand (same columns).
+#define LOCUS_SPECIAL_UNARY_OPS(X)                                                      \
+  X(Clamp,      clamp,        Bounds,       g * within_bounds(x, lo, hi))
+
+#define LOCUS_UNARY_OPS(X) LOCUS_PLAIN_UNARY_OPS(X) LOCUS_SPECIAL_UNARY_OPS(X)
+
+// Binary elementwise ops with parameters (alpha, a rounding mode), public functions by hand:
+//   X(Id, name, DtypeRule, derivative for a, derivative for b)
+#define LOCUS_SPECIAL_BINARY_OPS(X)                                                                \
+  X(Add,         add,           Same,     g,                        (g * alpha))                 \
+  X(Sub,         sub,           NoBool,   g,                        (-(g * alpha)))              \
+  X(Div,         div,           Floating, g / b,                    -g * y / b)                  \
+  X(DivTrunc,    div,           NoBool,   zeros_like(g),            zeros_like(g))               \
+  X(DivFloor,    div,           NoBool,   zeros_like(g),            zeros_like(g))
+
+// Binary elementwise ops, each with public functions `name(Tensor, Tensor)` and
+// `name(Tensor, Scalar)` generated from its line (same columns).
+#define LOCUS_PLAIN_BINARY_OPS(X)                                                                  \
+  X(Mul,         mul,           Same,     g * b,                    g * a)                       \
+  X(FloorDivide, floor_divide,  NoBool,   not_differentiable("floor_divide"), not_differentiable("floor_divide")) \
+  X(Remainder,   remainder,     NoBool,   g,                        -g * div(a, b, "floor"))     \
+  X(Fmod,        fmod,          NoBool,   g,                        -g * div(a, b, "trunc"))     \
+  X(Pow,         pow,           NoBool,   pow_backward_base(g, a, b, y), pow_backward_exponent(g, a, b, y)) \
+  X(Maximum,     maximum,       Same,     (extremum_backward(g, a, b, true)),  (extremum_backward(g, b, a, true)))  \
+  X(Minimum,     minimum,       Same,     (extremum_backward(g, a, b, false)), (extremum_backward(g, b, a, false))) \
+  X(Eq,          eq,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(Ne,          ne,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(Lt,          lt,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(Le,          le,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(Gt,          gt,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(Ge,          ge,            Compare,  NO_GRAD,                  NO_GRAD)                     \
+  X(LogicalAnd,  logical_and,   Logical,  NO_GRAD,                  NO_GRAD)                     \
+  X(LogicalOr,   logical_or,    Logical,  NO_GRAD,                  NO_GRAD)                     \
+  X(LogicalXor,  logical_xor,   Logical,  NO_GRAD,                  NO_GRAD)
+
+#define LOCUS_BINARY_OPS(X) LOCUS_SPECIAL_BINARY_OPS(X) LOCUS_PLAIN_BINARY_OPS(X)
+
+// The other elementwise ops (where, copy, fill) and the structured ops, with their kernel
+// family and their public name as a string:   X(Id, "name", Family)
+#define LOCUS_OTHER_OPS(X)                           \
+  X(Where,        "where",         Elementwise)     \
+  X(Copy,         "copy_",         Elementwise)     \
+  X(Fill,         "fill_",         Elementwise)     \
+  X(Sum,          "sum",           Reduce)          \
+  X(Mean,         "mean",          Reduce)          \
+  X(Max,          "max",           Reduce)          \
+  X(Min,          "min",           Reduce)          \
+  X(Argmax,       "argmax",        Reduce)          \
+  X(Argmin,       "argmin",        Reduce)          \
+  X(Softmax,      "softmax",       Softmax)         \
+  X(LogSoftmax,   "log_softmax",   Softmax)         \
+  X(Matmul,       "matmul",        Matmul)          \
+  X(IndexSelect,  "index_select",  Index)           \
+  X(Gather,       "gather",        Index)           \
+  X(Rand,         "rand",          Random)          \
+  X(Randn,        "randn",         Random)          \
+  X(Randint,      "randint",       Random)          \
+  X(Arange,       "arange",        Random)          \
+  X(Cat,          "cat",           Composite)       \
+  X(Stack,        "stack",         Composite)       \
+  X(CrossEntropy, "cross_entropy", Composite)       \
+  X(NllLoss,      "nll_loss",      Composite)       \
+  X(MseLoss,      "mse_loss",      Composite)

@@ -1,0 +1,131 @@
+// Tensor's methods that run an op (they forward to the free functions of ops.h), the
+// operators, and allclose / equal. They live with the ops, not with Tensor in core: core
+// knows what a tensor is, ops know what can be done with one.
+
+#include <cmath>
+
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "locus/tensor.h"
+#include "src/ops/elementwise_call.h"
+
+namespace locus {
+
+using ops::OpId;
+
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return locus::add(*this, o, alpha); }
+Tensor Tensor::add(const Scalar& o) const { return locus::add(*this, o); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return locus::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Scalar& o) const { return locus::sub(*this, o); }
+Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> mode) const { return locus::div(*this, o, mode); }
+Tensor Tensor::div(const Scalar& o, std::optional<std::string_view> mode) const { return locus::div(*this, o, mode); }
+Tensor Tensor::div(const Tensor& o) const { return locus::div(*this, o); }
+Tensor Tensor::div(const Scalar& o) const { return locus::div(*this, o); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { ops::run_binary(OpId::Add, *this, o, *this, alpha); return *this; }
+Tensor& Tensor::add_(const Scalar& o) { ops::run_binary(OpId::Add, *this, o, *this); return *this; }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { ops::run_binary(OpId::Sub, *this, o, *this, alpha); return *this; }
+Tensor& Tensor::sub_(const Scalar& o) { ops::run_binary(OpId::Sub, *this, o, *this); return *this; }
+Tensor& Tensor::mul_(const Tensor& o) { ops::run_binary(OpId::Mul, *this, o, *this); return *this; }
+Tensor& Tensor::mul_(const Scalar& o) { ops::run_binary(OpId::Mul, *this, o, *this); return *this; }
+Tensor& Tensor::div_(const Tensor& o) { ops::run_binary(OpId::Div, *this, o, *this); return *this; }
+Tensor& Tensor::div_(const Scalar& o) { ops::run_binary(OpId::Div, *this, o, *this); return *this; }
+
+#define LOCUS_BINARY_METHOD(id, name)                                                  \
+  Tensor Tensor::name(const Tensor& o) const { return locus::name(*this, o); }
+#define LOCUS_BINARY_METHODS(id, name)                                                 \
+  LOCUS_BINARY_METHOD(id, name)                                                        \
+  Tensor Tensor::name(const Scalar& o) const { return locus::name(*this, o); }
+LOCUS_BINARY_METHODS(Mul, mul)
+LOCUS_BINARY_METHODS(FloorDivide, floor_divide)
+LOCUS_BINARY_METHODS(Remainder, remainder)
+LOCUS_BINARY_METHODS(Fmod, fmod)
+LOCUS_BINARY_METHODS(Pow, pow)
+LOCUS_BINARY_METHODS(Eq, eq)
+LOCUS_BINARY_METHODS(Ne, ne)
+LOCUS_BINARY_METHODS(Lt, lt)
+LOCUS_BINARY_METHODS(Le, le)
+LOCUS_BINARY_METHODS(Gt, gt)
+LOCUS_BINARY_METHODS(Ge, ge)
+LOCUS_BINARY_METHOD(Maximum, maximum)
+LOCUS_BINARY_METHOD(Minimum, minimum)
+LOCUS_BINARY_METHOD(LogicalAnd, logical_and)
+LOCUS_BINARY_METHOD(LogicalOr, logical_or)
+LOCUS_BINARY_METHOD(LogicalXor, logical_xor)
+#undef LOCUS_BINARY_METHODS
+#undef LOCUS_BINARY_METHOD
+
+#define LOCUS_UNARY_METHOD(id, name) \
+  Tensor Tensor::name() const { return locus::name(*this); }
+#define LOCUS_UNARY_METHODS(id, name) \
+  LOCUS_UNARY_METHOD(id, name)        \
+  Tensor& Tensor::name##_() { ops::run_unary(OpId::id, *this, *this); return *this; }
+LOCUS_UNARY_METHODS(Neg, neg)
+LOCUS_UNARY_METHODS(Abs, abs)
+LOCUS_UNARY_METHODS(Sign, sign)
+LOCUS_UNARY_METHODS(Exp, exp)
+LOCUS_UNARY_METHODS(Expm1, expm1)
+LOCUS_UNARY_METHODS(Log, log)
+LOCUS_UNARY_METHODS(Log1p, log1p)
+LOCUS_UNARY_METHODS(Sqrt, sqrt)
+LOCUS_UNARY_METHODS(Rsqrt, rsqrt)
+LOCUS_UNARY_METHODS(Sin, sin)
+LOCUS_UNARY_METHODS(Cos, cos)
+LOCUS_UNARY_METHODS(Tanh, tanh)
+LOCUS_UNARY_METHODS(Sigmoid, sigmoid)
+LOCUS_UNARY_METHODS(Erf, erf)
+LOCUS_UNARY_METHODS(Relu, relu)
+LOCUS_UNARY_METHODS(Floor, floor)
+LOCUS_UNARY_METHODS(Ceil, ceil)
+LOCUS_UNARY_METHODS(Round, round)
+LOCUS_UNARY_METHODS(Trunc, trunc)
+LOCUS_UNARY_METHOD(Gelu, gelu)
+LOCUS_UNARY_METHOD(LogicalNot, logical_not)
+#undef LOCUS_UNARY_METHODS
+#undef LOCUS_UNARY_METHOD
+
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return locus::clamp(*this, min, max); }
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  if (!min && !max) throw ValueError("[locus::clamp] at least one of min and max must be given");
+  ops::run_unary(OpId::Clamp, *this, *this, min, max);
+  return *this;
+}
+Tensor Tensor::where(const Tensor& condition, const Tensor& other) const { return locus::where(condition, *this, other); }
+Tensor Tensor::sum(std::optional<DType> dtype) const { return locus::sum(*this, dtype); }
+Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const { return locus::sum(*this, dims, keepdim, dtype); }
+Tensor Tensor::sum(int64_t dim, bool keepdim, std::optional<DType> dtype) const { return locus::sum(*this, dim, keepdim, dtype); }
+Tensor Tensor::mean() const { return locus::mean(*this); }
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return locus::mean(*this, dims, keepdim); }
+Tensor Tensor::mean(int64_t dim, bool keepdim) const { return locus::mean(*this, dim, keepdim); }
+Tensor Tensor::max() const { return locus::max(*this); }
+Tensor Tensor::min() const { return locus::min(*this); }
+ValuesIndices Tensor::max(int64_t dim, bool keepdim) const { return locus::max(*this, dim, keepdim); }
+ValuesIndices Tensor::min(int64_t dim, bool keepdim) const { return locus::min(*this, dim, keepdim); }
+Tensor Tensor::argmax() const { return locus::argmax(*this); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return locus::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin() const { return locus::argmin(*this); }
+Tensor Tensor::argmin(int64_t dim, bool keepdim) const { return locus::argmin(*this, dim, keepdim); }
+Tensor Tensor::softmax(int64_t dim) const { return locus::softmax(*this, dim); }
+Tensor Tensor::log_softmax(int64_t dim) const { return locus::log_softmax(*this, dim); }
+Tensor Tensor::matmul(const Tensor& o) const { return locus::matmul(*this, o); }
+Tensor Tensor::mm(const Tensor& o) const { return locus::mm(*this, o); }
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return locus::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return locus::gather(*this, dim, index); }
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  if (!(a.shape() == b.shape())) return false;
+  const std::vector<double> va = a.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
+  const std::vector<double> vb = b.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
+  for (size_t i = 0; i < va.size(); ++i)
+    if (!(std::abs(va[i] - vb[i]) <= atol + rtol * std::abs(vb[i]))) return false;
+  return true;
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (!(a.shape() == b.shape()) || a.dtype() != b.dtype()) return false;
+  const std::vector<double> va = a.detach().cpu().to(kFloat64).to_vector<double>();
+  const std::vector<double> vb = b.detach().cpu().to(kFloat64).to_vector<double>();
+  return va == vb;
+}
+
+}  // namespace locus
