@@ -1,53 +1,124 @@
-// Losses.
+// Losses. They check their operands' devices and dtypes first, so an error names the loss the
+// user called, not an op it is built from.
 
 #include "locus/nn/loss.h"
 
 #include <sstream>
+#include <string>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/ops/dispatch.h"
 
 namespace locus::nn {
+namespace {
 
-Tensor mse_loss(const Tensor& input, const Tensor& target) {
+using ops::OpId;
+
+Tensor reduce(const Tensor& losses, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::Sum: return losses.sum();
+    case Reduction::None: return losses;
+    default: return losses.mean();
+  }
+}
+
+[[noreturn]] void shape_error(const char* op, const Tensor& input, const Tensor& target, const char* expected) {
+  std::ostringstream os;
+  os << "[locus::" << op << "] expects " << expected << ", got input " << input.shape() << " and target " << target.shape();
+  throw ShapeError(os.str());
+}
+
+// Input [N, C, d1, ...] as [N * d1 * ..., C] with the class dim last, and the target's shape.
+struct Flat {
+  Tensor input;  ///< [M, C]
+  Shape target_shape;
+};
+
+Flat flatten_classes(const Tensor& input, const Tensor& target, const char* op) {
+  if (input.dim() == 1) {  // unbatched: [C] with a 0-dim target
+    if (target.dim() != 0) shape_error(op, input, target, "a 0-dim target for an unbatched [C] input");
+    return {input.unsqueeze(0), Shape{}};
+  }
+  if (input.dim() < 1) shape_error(op, input, target, "an input of at least one dimension");
+  Shape want;
+  want.push_back(input.size(0));
+  for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
+  if (!(target.shape() == want)) shape_error(op, input, target, "a target of the input's shape without the class dim 1");
+  const int64_t c = input.size(1);
+  if (input.dim() == 2) return {input, want};
+  Shape order{0};
+  for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
+  order.push_back(1);
+  return {input.permute(order).reshape({-1, c}), want};
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  ops::common_device(OpId::MseLoss, {{input, "self"}, {target, "target"}});
   if (!(input.shape() == target.shape())) {
     std::ostringstream os;
     os << "[locus::mse_loss] input shape " << input.shape() << " and target shape " << target.shape() << " differ";
     throw ShapeError(os.str());
   }
-  const Tensor d = sub(input, target);
-  return mean(mul(d, d));
+  const Tensor d = input - target;
+  return reduce(d * d, reduction);
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
-  if (log_probs.dim() != 2 || target.dim() != 1 || target.size(0) != log_probs.size(0)) {
-    std::ostringstream os;
-    os << "[locus::nll_loss] expects log-probabilities [N, C] and targets [N], got " << log_probs.shape() << " and "
-       << target.shape();
-    throw ShapeError(os.str());
-  }
-  if (target.dtype() != kInt64 && target.dtype() != kInt32 && target.dtype() != kUInt8)
-    throw DTypeError("[locus::nll_loss] targets must be class indices (int64), got " + std::string(dtype_name(target.dtype())));
-  const int64_t n = log_probs.size(0), c = log_probs.size(1);
-  Tensor picked;
+namespace {
+
+// nll_loss, with errors naming `op` (the loss the user called).
+Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options, const char* op) {
+  if (target.dtype() != kInt64)
+    throw DTypeError(std::string("[locus::") + op + "] expects class indices of dtype int64 as target, got " +
+                     std::string(dtype_name(target.dtype())) + "; convert with .to(kInt64)");
+  const Flat flat = flatten_classes(log_probs, target, op);
+  const int64_t c = flat.input.size(1);
+  const Tensor t = target.reshape({-1});
+  Tensor picked, weight;
   {
     NoGradGuard no_grad;
-    const Tensor t = target.to(kInt64).view({n, 1});
-    if (n > 0) {
-      const int64_t lo = min(t).item<int64_t>(), hi = max(t).item<int64_t>();
-      if (lo < 0 || hi >= c)
-        throw IndexError("[locus::nll_loss] target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds for " +
-                         std::to_string(c) + " classes");
+    const Tensor valid = t != options.ignore_index;
+    const Tensor bad = logical_and(valid, logical_or(t < 0, t >= c));
+    if (t.numel() > 0 && bad.sum().item<int64_t>() > 0) {
+      const int64_t index = argmax(bad.to(kInt64)).item<int64_t>();
+      throw IndexError(std::string("[locus::") + op + "] target " + std::to_string(t.index({index}).item<int64_t>()) +
+                       " is out of bounds for " + std::to_string(c) + " classes");
     }
-    // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows.
-    picked = eq(arange(c, TensorOptions().device(log_probs.device())).view({1, c}), t).to(log_probs.dtype());
+    // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows; ignored
+    // targets pick nothing and weigh nothing.
+    const Tensor safe = where(valid, t, zeros_like(t));
+    weight = valid.to(log_probs.dtype());
+    picked = (arange(c, TensorOptions().device(log_probs.device())).view({1, c}) == safe.view({-1, 1})).to(log_probs.dtype()) *
+             weight.view({-1, 1});
   }
-  // The mean over an empty batch is 0/0 = NaN, as in PyTorch.
-  return div(neg(sum(mul(log_probs, picked))), static_cast<double>(n));
+  const Tensor losses = -(flat.input * picked).sum(1);
+  switch (options.reduction) {
+    case Reduction::None: return losses.reshape(flat.target_shape);
+    case Reduction::Sum: return losses.sum();
+    default: return losses.sum() / weight.sum();  // 0/0 = NaN when every target is ignored
+  }
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target) { return nll_loss(log_softmax(logits, 1), target); }
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options) {
+  ops::common_device(OpId::NllLoss, {{log_probs, "self"}, {target, "target"}});
+  return nll(log_probs, target, options, "nll_loss");
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
+  ops::common_device(OpId::CrossEntropy, {{logits, "self"}, {target, "target"}});
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
+  if (is_floating_point(target.dtype()) && target.shape() == logits.shape()) {
+    // Class probabilities: -sum_c p * log_softmax, one value per sample (and position).
+    const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
+    return reduce(losses, options.reduction);
+  }
+  return nll(log_softmax(logits, class_dim), target, options, "cross_entropy");
+}
 
 }  // namespace locus::nn

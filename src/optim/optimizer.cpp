@@ -12,6 +12,11 @@
 namespace locus::optim {
 
 Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)), state_(params_.size()) {
+  // An empty list is almost always a module whose layers were never registered: say so now,
+  // not after an epoch that changed nothing (PyTorch raises too).
+  if (params_.empty())
+    throw ValueError("optimizer got an empty parameter list: is every layer of the model registered as a submodule "
+                     "(register_module) so that parameters() finds it?");
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].defined()) throw ValueError("optimizer: parameter " + std::to_string(i) + " is undefined");
     if (!params_[i].is_floating_point())
@@ -80,8 +85,10 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
 }
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(params)), o_(options) {
-  if (o_.lr < 0) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr));
-  if (o_.momentum < 0) throw ValueError("SGD: invalid momentum " + std::to_string(o_.momentum));
+  // As PyTorch's checks, written so that NaN fails them too.
+  if (!(o_.lr >= 0)) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr));
+  if (!(o_.momentum >= 0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o_.momentum));
+  if (!(o_.weight_decay >= 0)) throw ValueError("SGD: invalid weight_decay value " + std::to_string(o_.weight_decay));
   if (o_.nesterov && (o_.momentum <= 0 || o_.dampening != 0))
     throw ValueError("SGD: nesterov momentum requires a momentum and zero dampening");
 }
@@ -106,10 +113,11 @@ void SGD::step() {
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Optimizer(std::move(params)), o_(options) {
-  if (o_.lr < 0) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr));
-  if (o_.eps < 0) throw ValueError("Adam: invalid epsilon " + std::to_string(o_.eps));
-  if (!(o_.beta1 >= 0 && o_.beta1 < 1) || !(o_.beta2 >= 0 && o_.beta2 < 1))
-    throw ValueError("Adam: betas must be in [0, 1)");
+  if (!(o_.lr >= 0)) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr));
+  if (!(o_.eps >= 0)) throw ValueError("Adam: invalid epsilon value " + std::to_string(o_.eps));
+  if (!(o_.beta1 >= 0 && o_.beta1 < 1)) throw ValueError("Adam: invalid beta1 " + std::to_string(o_.beta1) + " (must be in [0, 1))");
+  if (!(o_.beta2 >= 0 && o_.beta2 < 1)) throw ValueError("Adam: invalid beta2 " + std::to_string(o_.beta2) + " (must be in [0, 1))");
+  if (!(o_.weight_decay >= 0)) throw ValueError("Adam: invalid weight_decay value " + std::to_string(o_.weight_decay));
 }
 
 void Adam::step() { adam_step(false); }
