@@ -1,5 +1,7 @@
 // Device parsing, discovery, best_device, current device and DeviceGuard.
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -107,6 +109,67 @@ TEST(DeviceGuard, CurrentDeviceIsPerThread) {
   EXPECT_EQ(seen_in_thread, 0);
   EXPECT_EQ(sim::current_device(), 1);
   sim::set_device(0);
+}
+
+}  // namespace
+}  // namespace locus
+
+namespace locus {
+namespace {
+
+// Every device type reports the same generic properties, sim and cpu included.
+TEST(DeviceProperties, EveryDeviceTypeReportsThem) {
+  const DeviceProperties cpu = get_device_properties(Device("cpu"));
+  EXPECT_EQ(cpu.name, "cpu");
+  EXPECT_GT(cpu.total_memory, 0u);
+  EXPECT_GE(cpu.multi_processor_count, 1);
+  EXPECT_TRUE(cpu.host_addressable);
+  EXPECT_FALSE(cpu.asynchronous);
+  const DeviceProperties sim1 = get_device_properties(Device("sim:1"));
+  EXPECT_EQ(sim1.name, "Locus simulated device 1");
+  EXPECT_EQ(sim1.total_memory, sim::config().memory_bytes);
+  EXPECT_TRUE(sim1.host_addressable);
+  EXPECT_THROW(get_device_properties(Device("sim:63")), IndexError);
+  if (!cuda::is_available()) {
+    EXPECT_THROW(get_device_properties(Device("cuda:0")), BackendUnavailableError);
+  } else {
+    const DeviceProperties gpu = get_device_properties(Device("cuda:0"));
+    EXPECT_EQ(gpu.name, cuda::get_device_name(0));
+    EXPECT_TRUE(gpu.asynchronous);
+    EXPECT_FALSE(gpu.host_addressable);
+    EXPECT_GE(gpu.major, 7);
+  }
+}
+
+// What the op path asks of sim (its device count and what it lacks) is read from a published
+// state without a lock while another thread reconfigures: each read sees the old or the new
+// configuration, never a torn one.
+TEST(SimDevices, ReadsRaceReconfigurationSafely) {
+  const sim::Config original = sim::config();
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const int n = sim::device_count();
+      EXPECT_TRUE(n == original.device_count || n == 3);
+      (void)supports("mul", Device("sim:0"), kFloat32);
+      reads.fetch_add(1);
+    }
+  });
+  while (reads.load() == 0) std::this_thread::yield();
+  // Reconfigure until the reader has read many times in between (bounded in time).
+  const int start = reads.load();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (int i = 0; i < 40 || (reads.load() < start + 200 && std::chrono::steady_clock::now() < deadline); ++i) {
+    sim::Config c = original;
+    if (i % 2) c.unsupported_ops = {"mul"}, c.device_count = 3;
+    sim::configure(c);
+  }
+  stop.store(true);
+  reader.join();
+  sim::configure(original);
+  EXPECT_GE(reads.load(), start + 1);
+  EXPECT_TRUE(supports("mul", Device("sim:0"), kFloat32));
 }
 
 }  // namespace
