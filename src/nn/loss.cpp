@@ -78,28 +78,29 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   const Flat flat = flatten_classes(log_probs, target, op);
   const int64_t c = flat.input.size(1);
   const Tensor t = target.reshape({-1});
-  Tensor picked, weight;
+  Tensor picked, valid;
   {
     NoGradGuard no_grad;
-    const Tensor valid = t != options.ignore_index;
-    const Tensor bad = logical_and(valid, logical_or(t < 0, t >= c));
+    valid = t != options.ignore_index;
+    const Tensor bad = logical_and(valid, clamp(t, 0, std::max<int64_t>(c - 1, 0)) != t);
     if (t.numel() > 0 && bad.sum().item<int64_t>() > 0) {
       const int64_t index = argmax(bad.to(kInt64)).item<int64_t>();
       throw IndexError(std::string("[locus::") + op + "] target " + std::to_string(t.index({index}).item<int64_t>()) +
                        " is out of bounds for " + std::to_string(c) + " classes");
     }
-    // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows; ignored
-    // targets pick nothing and weigh nothing.
-    const Tensor safe = where(valid, t, zeros_like(t));
-    weight = valid.to(log_probs.dtype());
-    picked = (arange(c, TensorOptions().device(log_probs.device())).view({1, c}) == safe.view({-1, 1})).to(log_probs.dtype()) *
-             weight.view({-1, 1});
+    // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows. An ignored
+    // target outside [0, C) (the default -100) matches no class, so its row is zero already;
+    // one inside needs masking.
+    const bool ignore_is_a_class = options.ignore_index >= 0 && options.ignore_index < c;
+    Tensor onehot = arange(c, TensorOptions().device(log_probs.device())).view({1, c}) == t.view({-1, 1});
+    if (ignore_is_a_class) onehot = logical_and(onehot, valid.view({-1, 1}));
+    picked = onehot.to(log_probs.dtype());
   }
   const Tensor losses = -(flat.input * picked).sum(1);
   switch (options.reduction) {
     case Reduction::None: return losses.reshape(flat.target_shape);
     case Reduction::Sum: return losses.sum();
-    default: return losses.sum() / weight.sum();  // 0/0 = NaN when every target is ignored
+    default: return losses.sum() / valid.sum();  // 0/0 = NaN when every target is ignored
   }
 }
 

@@ -32,13 +32,14 @@ void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
   const fn::Params<C> p = params_of<C>(s);
   const F f{};
   for_each_run<2>(it, static_cast<int64_t>(sizeof(Out) + sizeof(T)), [&](char* const* ptr, const int64_t* st, int64_t n) {
+    const fn::Params<C> q = p;  // a local the stores cannot alias (see binary_row)
     auto* out = reinterpret_cast<Out*>(ptr[0]);
     const auto* in = reinterpret_cast<const T*>(ptr[1]);
     if (st[0] == sizeof(Out) && st[1] == sizeof(T)) {
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(in[i]), p));
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(in[i]), q));
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), p));
+        *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), q));
     }
   });
 }
@@ -46,7 +47,9 @@ void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
 // The row loop: a contiguous path the compiler vectorises, two broadcast-scalar paths, and the
 // general strided path.
 template <class T, class Out, class F, class P>
-inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P& p) {
+inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P params) {
+  // `params` is a copy on purpose: a local the stores cannot alias, so its loads leave the loops.
+  const P& p = params;
   using C = compute_t<T>;
   auto* out = reinterpret_cast<Out*>(ptr[0]);
   const auto* a = reinterpret_cast<const T*>(ptr[1]);
