@@ -11,11 +11,7 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__CUDACC__)
-#define LOCUS_HD __host__ __device__ __forceinline__
-#else
-#define LOCUS_HD inline
-#endif
+#include "src/ops/host_device.h"
 
 namespace locus::ops::fn {
 

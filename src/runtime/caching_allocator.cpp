@@ -13,8 +13,8 @@
 // segment coalesce. Blocks belong to the stream that allocated them: a block used by other
 // streams (record_stream) only returns to its pool once events recorded on those streams at
 // free time have completed, so no kernel still reading it can see it reused. When the device
-// has no room, the ladder is: free one cached segment big enough, retry; free every cached
-// segment, retry; throw OutOfMemoryError. This mirrors PyTorch's CUDA allocator, which users
+// has no room, the ladder is: wait for the pending events and reuse what they release; free one
+// cached segment big enough, retry; free every cached segment, retry; throw OutOfMemoryError. This mirrors PyTorch's CUDA allocator, which users
 // already reason about, and it is the same code for sim and CUDA: only RawMemory differs.
 
 namespace locus::runtime {
@@ -86,7 +86,12 @@ detail::DataPtr CachingAllocator::allocate(size_t nbytes, StreamId stream) {
   if (!block) block = allocate_segment(pool, stream, segment_size_for(size));
   if (!block) {
     ++stats_.num_alloc_retries;
-    if (release_one_segment(segment_size_for(size))) block = allocate_segment(pool, stream, segment_size_for(size));
+    // Blocks freed while other streams still used them (record_stream, pinned buffers of
+    // asynchronous copies) wait on events: wait for those first, as PyTorch does, rather than
+    // fail while big blocks are merely pending.
+    process_pending_events(/*wait=*/true);
+    block = find_free_block(pool, stream, size);
+    if (!block && release_one_segment(segment_size_for(size))) block = allocate_segment(pool, stream, segment_size_for(size));
     if (!block) {
       release_free_segments();
       block = allocate_segment(pool, stream, segment_size_for(size));
@@ -182,10 +187,11 @@ void CachingAllocator::free_block(Block* block) noexcept {
   pool.insert(block);
 }
 
-void CachingAllocator::process_pending_events() noexcept {
+void CachingAllocator::process_pending_events(bool wait) noexcept {
   if (pending_.empty()) return;
   std::vector<PendingFree> still;
   for (auto& p : pending_) {
+    if (wait) raw_->wait_event(p.event);
     if (!raw_->event_done(p.event)) {
       still.push_back(p);
       continue;
@@ -243,7 +249,7 @@ void CachingAllocator::trim_cache() noexcept {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard lock(mutex_);
-  process_pending_events();
+  process_pending_events(/*wait=*/true);  // a pending block is cache the caller wants back
   release_free_segments();
 }
 

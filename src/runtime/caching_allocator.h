@@ -57,7 +57,9 @@ class CachingAllocator final : public Allocator {
   bool release_one_segment(size_t at_least) noexcept;
   void release_free_segments() noexcept;
   void release_segment(Block* block) noexcept;
-  void process_pending_events() noexcept;
+  /// Returns the blocks whose pending events have completed to their pools; with `wait`,
+  /// waits for every pending event first (empty_cache and the out-of-memory ladder).
+  void process_pending_events(bool wait = false) noexcept;
   void trim_cache() noexcept;
   [[noreturn]] void throw_oom(size_t requested);
 

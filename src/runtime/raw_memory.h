@@ -24,6 +24,8 @@ class RawMemory {
   virtual void* record_event(StreamId stream) { (void)stream; return nullptr; }
   /// True when the recorded work has finished.
   virtual bool event_done(void* event) { (void)event; return true; }
+  /// Waits until the recorded work has finished.
+  virtual void wait_event(void* event) noexcept { (void)event; }
   virtual void destroy_event(void* event) noexcept { (void)event; }
 };
 

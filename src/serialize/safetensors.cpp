@@ -110,6 +110,9 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
   bool first = true;
   for (const auto& [name, t] : tensors) {
     const Tensor h = t.detach().cpu().contiguous();
+    // A host read: a non-blocking device-to-host copy into `h` must land first (Note [Host
+    // reads wait]); the untyped pointer below does not wait by itself.
+    h.impl()->storage()->wait_for_pending_work();
     hosts.push_back(h);
     header << (first ? "" : ",") << "\"" << name << "\":{\"dtype\":\"" << st_dtype(h.dtype()) << "\",\"shape\":[";
     for (int64_t d = 0; d < h.dim(); ++d) header << (d ? "," : "") << h.size(d);

@@ -72,17 +72,21 @@ TEST(CudaValues, ReductionsOnOddNonContiguousAndHugeShapes) {
 
 TEST(CudaValues, MaxMinArgmaxWithTiesAndNaN) {
   REQUIRE_CUDA();
-  const Tensor x = tensor(std::vector<float>{1.f, 5.f, 5.f, -2.f, 0.f, 5.f}, Shape{2, 3}).to(kCuda);
-  EXPECT_EQ(argmax(x).item<int64_t>(), 1);  // first of the ties
-  const auto mx = max(x, 1);
-  expect_close(mx.values, {5, 5});
-  EXPECT_EQ(values(mx.indices), (std::vector<double>{1, 2}));
-  // Column 1 ties are impossible (5 > 0); column 2 ties at 5: the first index, 0, as on the CPU.
-  EXPECT_EQ(values(min(x, 0).indices), values(min(x.cpu(), 0).indices));
-  EXPECT_EQ(values(min(x, 0).indices), (std::vector<double>{1, 1, 0}));
+  // Every expectation comes from the CPU kernels (first index on ties, NaN first), not by hand.
+  const Tensor cpu = tensor(std::vector<float>{1.f, 5.f, 5.f, -2.f, 0.f, 5.f, NAN, 2.f, NAN}, Shape{3, 3});
+  const Tensor x = cpu.to(kCuda);
+  EXPECT_EQ(argmax(x).item<int64_t>(), argmax(cpu).item<int64_t>());
+  EXPECT_EQ(argmin(x).item<int64_t>(), argmin(cpu).item<int64_t>());
+  for (int64_t dim : {0, 1}) {
+    EXPECT_EQ(values(max(x, dim).indices), values(max(cpu, dim).indices)) << "dim " << dim;
+    EXPECT_EQ(values(min(x, dim).indices), values(min(cpu, dim).indices)) << "dim " << dim;
+    expect_close(max(x, dim).values, values(max(cpu, dim).values), 0, 0);
+    expect_close(min(x, dim).values, values(min(cpu, dim).values), 0, 0);
+    EXPECT_EQ(values(argmin(x, dim)), values(argmin(cpu, dim))) << "dim " << dim;
+  }
   const Tensor with_nan = tensor({1.f, NAN, 3.f}).to(kCuda);
   EXPECT_TRUE(std::isnan(max(with_nan).item<float>()));
-  EXPECT_EQ(argmax(with_nan).item<int64_t>(), 1);
+  EXPECT_EQ(argmax(with_nan).item<int64_t>(), argmax(with_nan.cpu()).item<int64_t>());
   const Tensor long_row = rand({3, 100003}, kCuda);
   EXPECT_EQ(values(argmax(long_row, 1)), values(argmax(long_row.cpu(), 1)));
   const Tensor huge = rand({(int64_t{1} << 22) + 5}, kCuda);
@@ -303,6 +307,19 @@ TEST(CudaTransfers, NonBlockingDeviceToHostIsNeverReadHalfDone) {
   }
 }
 
+// save() reads its tensors through untyped pointers: a pending non-blocking copy must land
+// first, or the file holds whatever the pinned buffer had before.
+TEST(CudaTransfers, SavingANonBlockingCopyWritesTheCopiedValues) {
+  REQUIRE_CUDA();
+  const std::string path = ::testing::TempDir() + "/nonblocking.safetensors";
+  Tensor x = full({1 << 22}, 1.f, kCuda);
+  for (int i = 0; i < 20; ++i) x.add_(1.f);  // the copy below is still queued when save() starts
+  save({{"x", x.to(Device("cpu"), /*non_blocking=*/true)}}, path);
+  const auto loaded = load(path);
+  EXPECT_EQ(loaded.at("x").min().item<float>(), 21.f);
+  EXPECT_EQ(loaded.at("x").max().item<float>(), 21.f);
+}
+
 TEST(CudaTransfers, PinnedSourceChangedAfterAsyncCopyDoesNotCorruptTheResult) {
   REQUIRE_CUDA();
   Tensor busy = rand({4096, 4096}, kCuda);
@@ -412,7 +429,8 @@ TEST(CudaStreams, OrderingGuardsAndEvents) {
   cuda::Stream s1, s2(-1, -1);
   EXPECT_NE(s1, cuda::default_stream());
   EXPECT_LE(s2.priority(), 0);
-  Tensor x = zeros({1 << 22}, kCuda);
+  Tensor x = zeros({1 << 22}, kCuda);  // filled on the default stream
+  s1.wait_stream(cuda::current_stream());  // the streams do not order themselves: s1 waits for the fill
   {
     cuda::StreamGuard g(s1);
     EXPECT_EQ(cuda::current_stream(), s1);
@@ -425,9 +443,11 @@ TEST(CudaStreams, OrderingGuardsAndEvents) {
     cuda::StreamGuard g(s2);
     y = mul(x, 2.f);
   }
+  cuda::current_stream().wait_stream(s2);  // the checks below run on the default stream
   s2.synchronize();
   EXPECT_TRUE(s2.query());
-  EXPECT_EQ(y.max().item<float>(), 100.f);
+  // Every element, not just the largest: a missing wait shows up as some elements short of 100.
+  EXPECT_EQ(eq(y, 100.f).sum().item<int64_t>(), int64_t{1} << 22);
   cuda::Event start(true), end(true);
   start.record();
   for (int i = 0; i < 10; ++i) x.mul_(1.0001f);

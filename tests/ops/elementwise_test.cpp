@@ -156,6 +156,27 @@ TEST_P(Elementwise, NumbersPromoteAsPythonNumbers) {
   EXPECT_THROW(~i, DTypeError);
 }
 
+// Floats to integers truncate, saturate at the type's limits and take NaN to 0, on every device
+// (Note [Float to int]); to bool, anything not zero (NaN included) is true; float64 to float16
+// rounds through float32, as PyTorch.
+TEST_P(Elementwise, ConversionsOfEdgeValuesAreDefined) {
+  const Tensor x = tensor(std::vector<double>{NAN, INFINITY, -INFINITY, 1e20, -1e20, 300.7, -300.7, -0.5, 2.9}).to(dev());
+  EXPECT_EQ(x.to(kInt64).cpu().to_vector<int64_t>(),
+            (std::vector<int64_t>{0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 300, -300, 0, 2}));
+  EXPECT_EQ(x.to(kInt32).cpu().to_vector<int32_t>(),
+            (std::vector<int32_t>{0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 300, -300, 0, 2}));
+  EXPECT_EQ(x.to(kInt8).cpu().to_vector<int8_t>(), (std::vector<int8_t>{0, 127, -128, 127, -128, 127, -128, 0, 2}));
+  EXPECT_EQ(x.to(kUInt8).cpu().to_vector<uint8_t>(), (std::vector<uint8_t>{0, 255, 0, 255, 0, 255, 0, 0, 2}));
+  EXPECT_EQ(x.to(kFloat32).to(kInt16).cpu().to_vector<int16_t>(),
+            (std::vector<int16_t>{0, 32767, -32768, 32767, -32768, 300, -300, 0, 2}));
+  EXPECT_EQ(values(x.to(kBool)), (std::vector<double>{1, 1, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(values(full({2}, 0.5, TensorOptions().dtype(kBool).device(dev()))), (std::vector<double>{1, 1}));
+  // 1 + 2^-11 + 2^-40: nearest float16 is 1 + 2^-10, but through float32 (1 + 2^-11, a tie) it
+  // rounds to even, 1.
+  const Tensor tie = tensor(std::vector<double>{1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)}).to(dev());
+  EXPECT_EQ(values(tie.to(kFloat16))[0], 1.0);
+}
+
 TEST_P(Elementwise, LargeStridedAndThreadedMatchReference) {
   manual_seed(3);
   const Tensor a = randn({513, 1031}).to(dev());  // past the threading threshold, odd sizes

@@ -223,6 +223,49 @@ TEST(Allocator, StreamOwnershipAndDeferredReuse) {
   EXPECT_NE(other_stream.get(), first);
 }
 
+// A block freed while another stream still uses it waits on an event. empty_cache() and the
+// out-of-memory ladder wait for such events (as PyTorch does) instead of leaving the block
+// reserved, or failing an allocation the device could serve once the event completes.
+TEST(Allocator, EmptyCacheAndOomWaitForPendingEvents) {
+  // A fake device of 20 MiB whose events complete only when waited for.
+  struct FakeMemory : runtime::RawMemory {
+    size_t used = 0;
+    int waits = 0;
+    bool done = false;
+    void* allocate(size_t n) noexcept override {
+      if (used + n > (size_t{20} << 20)) return nullptr;
+      used += n;
+      return std::malloc(n);
+    }
+    void free(void* p, size_t n) noexcept override { used -= n, std::free(p); }
+    std::pair<uint64_t, uint64_t> mem_get_info() const override { return {(size_t{20} << 20) - used, size_t{20} << 20}; }
+    void* record_event(runtime::StreamId) override { return this; }
+    bool event_done(void*) override { return done; }
+    void wait_event(void*) noexcept override { ++waits, done = true; }
+  };
+  auto raw = std::make_unique<FakeMemory>();
+  FakeMemory* fake = raw.get();
+  runtime::CachingAllocator alloc(Device("sim:0"), std::move(raw));
+  {
+    detail::DataPtr p = alloc.allocate(size_t{12} << 20, /*stream=*/1);
+    alloc.record_stream(p, 2);
+  }
+  // The 12 MiB block is pending; a second 12 MiB block does not fit beside it.
+  detail::DataPtr q = alloc.allocate(size_t{12} << 20, 1);
+  EXPECT_EQ(fake->waits, 1);
+  EXPECT_EQ(alloc.stats().num_ooms, 0);
+  q = detail::DataPtr();
+  {
+    fake->done = false;
+    detail::DataPtr p = alloc.allocate(size_t{12} << 20, 1);
+    alloc.record_stream(p, 2);
+  }
+  alloc.empty_cache();
+  EXPECT_EQ(fake->waits, 2);
+  EXPECT_EQ(alloc.stats().reserved_bytes.current, 0);
+  EXPECT_EQ(fake->used, 0u);
+}
+
 TEST(Allocator, SplitCoalesceAndThreads) {
   runtime::CachingAllocator alloc(Device("sim:0"), std::make_unique<runtime::HostMemory>(uint64_t{1} << 30));
   std::vector<std::thread> threads;

@@ -5,15 +5,21 @@
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/loops.h"
+#include "src/ops/float_to_int.h"
 
 namespace locus::cpu {
 namespace {
 
+// Every pair of dtypes, as the CUDA copy converts them: floats to integers by
+// ops::float_to_int (Note [Float to int]), float64 to the 16-bit floats through float32 (as
+// PyTorch), anything to bool as "not zero".
 template <class Out, class In>
 Out convert(In v) {
-  if constexpr (std::is_same_v<Out, bool>) return static_cast<compute_t<In>>(v) != compute_t<In>(0);
-  else if constexpr (std::is_same_v<Out, Half> || std::is_same_v<Out, BFloat16>) return Out(static_cast<float>(compute_t<In>(v)));
-  else return static_cast<Out>(compute_t<In>(v));
+  using C = compute_t<In>;
+  if constexpr (std::is_same_v<Out, bool>) return static_cast<C>(v) != C(0);
+  else if constexpr (std::is_same_v<Out, Half> || std::is_same_v<Out, BFloat16>) return Out(static_cast<float>(C(v)));
+  else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<C>) return ops::float_to_int<Out>(C(v));
+  else return static_cast<Out>(C(v));
 }
 
 template <class Out, class In>

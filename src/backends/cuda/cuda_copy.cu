@@ -6,6 +6,7 @@
 // uniform across the grid, so they cost a few instructions in a memory-bound loop.
 
 #include "src/backends/cuda/elementwise.cuh"
+#include "src/ops/float_to_int.h"
 
 namespace locus::cuda_backend {
 namespace {
@@ -37,8 +38,11 @@ template <class T>
 __device__ __forceinline__ void store_as(char* p, const Wide& w) {
   T* out = reinterpret_cast<T*>(p);
   if constexpr (std::is_same_v<T, bool>) *out = w.is_float ? w.f != 0 : w.i != 0;
-  else if constexpr (is_float_v<T>) *out = w.is_float ? convert<T>(w.f) : convert<T>(static_cast<double>(w.i));
-  else *out = w.is_float ? static_cast<T>(w.f) : static_cast<T>(w.i);
+  // Integers convert to float32 (or float64) directly, as on the CPU: through double, an int64
+  // beyond 2^53 would round twice.
+  else if constexpr (is_float_v<T>)
+    *out = w.is_float ? convert<T>(w.f) : convert<T>(static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(w.i));
+  else *out = w.is_float ? ops::float_to_int<T>(w.f) : static_cast<T>(w.i);  // Note [Float to int]
 }
 
 __device__ __forceinline__ void store_wide(char* p, DType dt, const Wide& w) {

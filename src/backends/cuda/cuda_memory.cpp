@@ -34,6 +34,9 @@ class StreamEvents : public runtime::RawMemory {
     }
     return true;  // done, or the device is lost: either way nothing will touch the block
   }
+  void wait_event(void* event) noexcept override {
+    if (cudaEventSynchronize(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+  }
   void destroy_event(void* event) noexcept override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 };
 

@@ -40,15 +40,16 @@ __device__ __forceinline__ compute_t<T> load(const T* p) {
   else return *p;
 }
 
-/// Converts any arithmetic value to T with C++ cast semantics (round to nearest for floats).
+/// Converts an arithmetic value of the same kind (floating to floating, integer to integer) to
+/// T, rounding to nearest; the 16-bit floats round through float32, as on the CPU and in
+/// PyTorch, so float64 -> float16 agrees bit for bit with the CPU. Floating to integer goes
+/// through ops::float_to_int (cuda_copy.cu).
 template <class T, class V>
 __host__ __device__ __forceinline__ T convert(V v) {
   if constexpr (std::is_same_v<T, __half>) {
-    if constexpr (std::is_same_v<V, double>) return __double2half(v);
-    else return __float2half_rn(static_cast<float>(v));
+    return __float2half_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    if constexpr (std::is_same_v<V, double>) return __double2bfloat16(v);
-    else return __float2bfloat16_rn(static_cast<float>(v));
+    return __float2bfloat16_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != V(0);
   } else {
