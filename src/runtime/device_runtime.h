@@ -54,6 +54,8 @@ class DeviceRuntime {
   virtual int current_device() const = 0;
   /// Sets it; the index is already validated.
   virtual void set_device(int index) = 0;
+  /// Sets it back when a DeviceGuard ends; may skip work set_device does (creating a context).
+  virtual void restore_device(int index) { set_device(index); }
   /// The allocator of device `index` (validated).
   virtual Allocator& allocator(int index) = 0;
   /// Copies bytes between two contiguous buffers, at least one on this runtime's type and the

@@ -65,7 +65,7 @@ DeviceGuard::DeviceGuard(Device device) : original_(device.type() == DeviceType:
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (active_) runtime::runtime(original_.type()).set_device(original_.index());
+  if (active_) runtime::runtime(original_.type()).restore_device(original_.index());
 }
 
 namespace mps {

@@ -66,6 +66,9 @@ cublasHandle_t handle_for(int device) {
   return h;
 }
 
+// What cuBLAS asks for on Hopper (NVIDIA's guidance; PyTorch's default there too).
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
 cudaDataType_t data_type(DType dtype) {
   switch (dtype) {
     case DType::Float16: return CUDA_R_16F;
@@ -142,6 +145,11 @@ void matmul(const ops::MatmulArgs& g) {
                              stream);
   cublasHandle_t handle = handle_for(g.device);
   check_blas(cublasSetStream(handle, stream), "cublasSetStream");
+  // cuBLAS's workspace comes from Locus's allocator, so it is counted in the statistics and
+  // cannot fail while the cache holds the memory. It is freed right after the launch: the
+  // block belongs to this stream, so only later work on the stream can reuse it.
+  const detail::DataPtr workspace = device_scratch(g.device, kCublasWorkspaceBytes);
+  check_blas(cublasSetWorkspace(handle, workspace.get(), kCublasWorkspaceBytes), "cublasSetWorkspace");
   const cudaDataType_t type = data_type(g.dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (g.dtype == DType::Float64) compute = CUBLAS_COMPUTE_64F;
@@ -150,18 +158,17 @@ void matmul(const ops::MatmulArgs& g) {
   const double alpha_d = 1.0, beta_d = 0.0;
   const void* alpha = g.dtype == DType::Float64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = g.dtype == DType::Float64 ? static_cast<const void*>(&beta_d) : &beta_f;
-  const auto n = static_cast<int>(g.n), m = static_cast<int>(g.m), k = static_cast<int>(g.k);
+  // The 64-bit entry points: sizes, leading dimensions and batch counts past 2^31 are not cut.
   if (!batched) {
-    check_blas(cublasGemmEx(handle, first.op, second.op, n, m, k, alpha, first.data, type, static_cast<int>(first.ld),
-                            second.data, type, static_cast<int>(second.ld), beta, g.c, type, n, compute, CUBLAS_GEMM_DEFAULT),
-               "matmul (cublasGemmEx)");
+    check_blas(cublasGemmEx_64(handle, first.op, second.op, g.n, g.m, g.k, alpha, first.data, type, first.ld, second.data,
+                               type, second.ld, beta, g.c, type, g.n, compute, CUBLAS_GEMM_DEFAULT),
+               "matmul (cublasGemmEx_64)");
     return;
   }
-  check_blas(cublasGemmStridedBatchedEx(handle, first.op, second.op, n, m, k, alpha, first.data, type,
-                                        static_cast<int>(first.ld), first.batch_stride, second.data, type,
-                                        static_cast<int>(second.ld), second.batch_stride, beta, g.c, type, n,
-                                        g.m * g.n, static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT),
-             "matmul (cublasGemmStridedBatchedEx)");
+  check_blas(cublasGemmStridedBatchedEx_64(handle, first.op, second.op, g.n, g.m, g.k, alpha, first.data, type, first.ld,
+                                           first.batch_stride, second.data, type, second.ld, second.batch_stride, beta,
+                                           g.c, type, g.n, g.m * g.n, g.batch, compute, CUBLAS_GEMM_DEFAULT),
+             "matmul (cublasGemmStridedBatchedEx_64)");
 }
 
 }  // namespace locus::cuda_backend

@@ -26,6 +26,10 @@ inline void check_lazy(cudaError_t err, Describe describe) {
 /// Makes `device` the CUDA runtime's current device for this thread, if it is not already.
 /// The runtime creates a device's context here, on first real use, never at discovery.
 void activate(int device);
+/// True when some thread has activated `device` (its context exists).
+bool was_activated(int device) noexcept;
+/// The device activated last by any thread, or -1.
+int last_activated() noexcept;
 
 /// Number of SMs of `device` (cached).
 int sm_count(int device);

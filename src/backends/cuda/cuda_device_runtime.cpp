@@ -83,9 +83,18 @@ class CudaRuntime final : public runtime::DeviceRuntime {
   int device_count() const noexcept override { return discovery().count; }
   std::string unavailable_reason() const override { return discovery().reason; }
   int current_device() const override { return t_current_cuda_device; }
-  // Only the thread's choice is recorded: the CUDA runtime follows when work is launched there
-  // (activate()), so choosing a device never creates a context on it by itself.
-  void set_device(int index) override { t_current_cuda_device = index; }
+  // As torch.cuda.set_device: the runtime's current device follows, so the user's own kernels
+  // and cudaMalloc calls go where Locus's do.
+  void set_device(int index) override {
+    t_current_cuda_device = index;
+    activate(index);
+  }
+  // A DeviceGuard going out of scope: the runtime follows only where a context already exists,
+  // so restoring cuda:0 never creates a context on a device the program has not used.
+  void restore_device(int index) override {
+    t_current_cuda_device = index;
+    if (was_activated(index)) activate(index);
+  }
   runtime::Allocator& allocator(int index) override {
     std::call_once(allocators_once_, [&] {
       for (int i = 0; i < device_count(); ++i)

@@ -70,6 +70,11 @@ class PinnedMemory final : public StreamEvents {
  public:
   void* allocate(size_t nbytes) noexcept override {
     void* p = nullptr;
+    // The driver registers pinned memory through the thread's current device, creating its
+    // context if needed. A DataLoader worker has never chosen one (cuda:0 by default), so use
+    // a device the program already works on rather than waking cuda:0 on a machine where the
+    // program uses cuda:1.
+    if (const int device = last_activated(); device >= 0 && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
     if (cudaHostAlloc(&p, nbytes, cudaHostAllocPortable) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
