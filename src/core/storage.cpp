@@ -14,24 +14,29 @@ namespace locus::detail {
 Storage::~Storage() {
   // The buffer must not go back to a pool while a copy may still use it, unless the pool
   // itself holds the block back until then.
-  if (pending_ && !pending_->memory_protected()) pending_->wait();
+  for (auto& w : pending_)
+    if (!w->memory_protected()) w->wait();
 }
 
 void Storage::set_pending_work(std::unique_ptr<PendingWork> w) {
   if (!w) return;
   std::lock_guard lock(pending_mutex_);
-  if (pending_) pending_->wait();
-  pending_ = std::move(w);
+  // Finished work goes; unfinished reads stay side by side (they do not conflict). A write
+  // (a copy into the buffer) was ordered after everything before it by the caller's wait.
+  std::erase_if(pending_, [](const std::unique_ptr<PendingWork>& p) { return p->done(); });
+  pending_.push_back(std::move(w));
   has_pending_.store(true, std::memory_order_release);
 }
 
-void Storage::wait_slow() const {
+void Storage::wait_slow(bool writes_only) const {
   std::lock_guard lock(pending_mutex_);
-  if (pending_) {
-    pending_->wait();
-    pending_.reset();
+  for (auto& w : pending_) {
+    if (writes_only && !w->writes()) continue;
+    w->wait();
+    w.reset();
   }
-  has_pending_.store(false, std::memory_order_release);
+  std::erase_if(pending_, [](const std::unique_ptr<PendingWork>& p) { return !p; });
+  has_pending_.store(!pending_.empty(), std::memory_order_release);
 }
 
 }  // namespace locus::detail

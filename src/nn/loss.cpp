@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 
 namespace locus::nn {
@@ -71,7 +72,9 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 namespace {
 
 // nll_loss, with errors naming `op` (the loss the user called).
-Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options, const char* op) {
+Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options, OpId op_id) {
+  const std::string name(ops::op_name(op_id));
+  const char* op = name.c_str();
   if (target.dtype() != kInt64)
     throw DTypeError(std::string("[locus::") + op + "] expects class indices of dtype int64 as target, got " +
                      std::string(dtype_name(target.dtype())) + "; convert with .to(kInt64)");
@@ -82,11 +85,12 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   {
     NoGradGuard no_grad;
     valid = t != options.ignore_index;
-    const Tensor bad = logical_and(valid, clamp(t, 0, std::max<int64_t>(c - 1, 0)) != t);
-    if (t.numel() > 0 && bad.sum().item<int64_t>() > 0) {
-      const int64_t index = argmax(bad.to(kInt64)).item<int64_t>();
-      throw IndexError(std::string("[locus::") + op + "] target " + std::to_string(t.index({index}).item<int64_t>()) +
-                       " is out of bounds for " + std::to_string(c) + " classes");
+    // Checked on the device, without a wait on cuda (Note [Deferred checks]); a target out of
+    // range matches no class below, so nothing reads outside the logits meanwhile.
+    if (t.numel() > 0) {
+      const Tensor bad = logical_and(valid, clamp(t, 0, std::max<int64_t>(c - 1, 0)) != t);
+      ops::check_on_device(op_id, ops::CheckKind::TargetOutOfBounds, c, bad.sum(),
+                           [&] { return index_select(t, 0, argmax(bad.to(kInt64)).view({1})).view({}); });
     }
     // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows. An ignored
     // target outside [0, C) (the default -100) matches no class, so its row is zero already;
@@ -108,7 +112,7 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options) {
   ops::common_device(OpId::NllLoss, {{log_probs, "self"}, {target, "target"}});
-  return nll(log_probs, target, options, "nll_loss");
+  return nll(log_probs, target, options, OpId::NllLoss);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
@@ -119,7 +123,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLoss
     const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
     return reduce(losses, options.reduction);
   }
-  return nll(log_softmax(logits, class_dim), target, options, "cross_entropy");
+  return nll(log_softmax(logits, class_dim), target, options, OpId::CrossEntropy);
 }
 
 }  // namespace locus::nn

@@ -89,6 +89,24 @@ struct RandomArgs {
   double low = 0, high = 1;  ///< randint bounds, or arange start/step
 };
 
+/// What a deferred check says when it fails (Note [Deferred checks]).
+enum class CheckKind : uint8_t {
+  IndexOutOfBounds,   ///< "index {value} is out of bounds for dimension of size {bound}"
+  TargetOutOfBounds,  ///< "target {value} is out of bounds for {bound} classes"
+};
+
+/// A check of values that live on the device: when `*count` (a device int64) is not zero, the
+/// device records `*value` with the op, kind and bound, and the host raises at its next
+/// synchronization with the device.
+struct DeferredCheckArgs {
+  int device = 0;
+  const int64_t* count = nullptr;
+  const int64_t* value = nullptr;
+  OpId op = OpId::IndexSelect;
+  CheckKind kind = CheckKind::IndexOutOfBounds;
+  int64_t bound = 0;
+};
+
 /// The scalar operands and parameters of an elementwise kernel, as the front end gives them
 /// (Scalars; a kernel converts them to its compute type).
 struct ElementwiseScalars {
@@ -112,6 +130,9 @@ struct KernelTable {
   void (*matmul)(const MatmulArgs&) = nullptr;
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
+  /// Records a failed check on the device without waiting; null on devices the host reads
+  /// directly (they check at once).
+  void (*defer_check)(const DeferredCheckArgs&) = nullptr;
 
   /// True when the table has a kernel for `op` (composite ops need none).
   bool has(OpId op) const noexcept {

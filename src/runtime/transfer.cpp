@@ -20,8 +20,9 @@ void copy_bytes_between(Tensor& dst, const Tensor& src, bool non_blocking) {
   DeviceRuntime& rt = runtime(sd.is_cpu() ? dd.type() : sd.type());
   detail::Storage* src_storage = src.impl()->storage().get();
   detail::Storage* dst_storage = dst.impl()->storage().get();
-  // Pending work on src must finish before it is read; on dst before it is overwritten.
-  src_storage->wait_for_pending_work();
+  // A copy into src must land before src is read (earlier copies from it may still run: reads do
+  // not conflict); everything using dst must finish before it is overwritten.
+  src_storage->wait_for_pending_writes();
   dst_storage->wait_for_pending_work();
   CopyRequest request;
   request.dst = dst.data_ptr(), request.dst_device = dd;

@@ -279,17 +279,28 @@ TEST(CudaValues, MatmulPrecisionModesAndLayouts) {
   EXPECT_EQ(values(empty_k), std::vector<double>(20, 0.0));
 }
 
-TEST(CudaValues, BadIndexThrowsAndLeavesTheDeviceUsable) {
+// Note [Deferred checks]: a bad index is checked on the device without a wait, raised at the
+// next synchronization, and the device stays usable; nothing is read out of bounds meanwhile.
+TEST(CudaValues, BadIndexThrowsAtTheNextSynchronizationAndLeavesTheDeviceUsable) {
   REQUIRE_CUDA();
   const Tensor x = arange(0, 12, 1, kCuda).view({3, 4});
+  Tensor picked = index_select(x, 1, tensor({0L, 4L}).to(kCuda));  // queued, no wait
   try {
-    index_select(x, 1, tensor({0L, 4L}).to(kCuda));
-    FAIL();
+    cuda::synchronize();
+    FAIL() << "the bad index was not reported";
   } catch (const IndexError& e) {
-    EXPECT_STREQ(e.what(), "[locus::index_select] index 4 is out of bounds for dimension of size 4");
+    EXPECT_EQ(std::string(e.what()).rfind("[locus::index_select] index 4 is out of bounds for dimension of size 4 (checked "
+                                          "on cuda:0 without waiting", 0),
+              0u)
+        << e.what();
   }
-  EXPECT_THROW(gather(x, 0, full({3, 4}, -4, TensorOptions().dtype(kInt64).device(kCuda))), IndexError);
+  cuda::synchronize();  // raised once, then cleared
+  EXPECT_THROW(gather(x, 0, full({3, 4}, -4, TensorOptions().dtype(kInt64).device(kCuda))).cpu(), IndexError);
   expect_close(gather(x, 1, tensor(std::vector<int64_t>{3, 0, 1}, Shape{3, 1}).to(kCuda)), {3, 4, 9});
+  // The training loop's check: cross_entropy's targets, raised by loss.item().
+  const Tensor logits = zeros({2, 3}, kCuda);
+  EXPECT_THROW(nn::cross_entropy(logits, tensor({0L, 3L}).to(kCuda)).item<float>(), IndexError);
+  EXPECT_NEAR(nn::cross_entropy(logits, tensor({0L, 2L}).to(kCuda)).item<float>(), std::log(3.0), 1e-6);
 }
 
 // ---- transfers --------------------------------------------------------------------------------
@@ -318,6 +329,22 @@ TEST(CudaTransfers, SavingANonBlockingCopyWritesTheCopiedValues) {
   const auto loaded = load(path);
   EXPECT_EQ(loaded.at("x").min().item<float>(), 21.f);
   EXPECT_EQ(loaded.at("x").max().item<float>(), 21.f);
+}
+
+// Two non-blocking copies from one pinned buffer both read it: the second does not wait for the
+// first (only a host write into the buffer must).
+TEST(CudaTransfers, CopiesFromOnePinnedBufferQueueWithoutWaiting) {
+  REQUIRE_CUDA();
+  const Tensor batch = full({1 << 20}, 3.f).pin_memory();
+  Tensor busy = zeros({1 << 24}, kCuda);
+  for (int i = 0; i < 200; ++i) busy.add_(1.f);  // tens of milliseconds of queued work
+  const Tensor first = batch.to(kCuda, /*non_blocking=*/true);
+  cuda::Event after_first;
+  after_first.record();
+  const Tensor second = batch.to(kCuda, /*non_blocking=*/true);
+  EXPECT_FALSE(after_first.query()) << "the second copy waited for the first";
+  EXPECT_EQ(eq(second, 3.f).sum().item<int64_t>(), int64_t{1} << 20);
+  EXPECT_EQ(eq(first, 3.f).sum().item<int64_t>(), int64_t{1} << 20);
 }
 
 TEST(CudaTransfers, PinnedSourceChangedAfterAsyncCopyDoesNotCorruptTheResult) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "locus/detail/intrusive_ptr.h"
 #include "locus/device.h"
@@ -62,6 +63,11 @@ class PendingWork {
   virtual ~PendingWork() = default;
   /// Blocks until the work is complete. Called at most once.
   virtual void wait() = 0;
+  /// True when the work is complete (without waiting).
+  virtual bool done() noexcept { return false; }
+  /// True when the device writes the storage (a copy into it); false when it only reads it
+  /// (a copy from it), which other device reads need not wait for.
+  virtual bool writes() const noexcept { return true; }
   /// True when the storage's allocator already keeps the memory from reuse until the work is
   /// done (pinned blocks with a recorded stream), so freeing the storage need not wait.
   virtual bool memory_protected() const noexcept { return false; }
@@ -80,22 +86,29 @@ class Storage : public RefCounted {
   const DataPtr& data_ptr() const noexcept { return data_; }
 
   /// Marks the buffer as in use by asynchronous device work; see Note [Host reads wait].
+  /// Several copies may read it at once (each batch sent from one pinned buffer).
   void set_pending_work(std::unique_ptr<PendingWork> w);
-  /// Waits for pending asynchronous work, if any. Cheap when there is none.
+  /// Waits for pending asynchronous work, if any: what the host does before touching the
+  /// buffer. Cheap when there is none.
   void wait_for_pending_work() const {
-    if (has_pending_.load(std::memory_order_acquire)) wait_slow();
+    if (has_pending_.load(std::memory_order_acquire)) wait_slow(/*writes_only=*/false);
+  }
+  /// Waits only for pending work that writes the buffer: what another device read of it (a
+  /// copy from it) must wait for.
+  void wait_for_pending_writes() const {
+    if (has_pending_.load(std::memory_order_acquire)) wait_slow(/*writes_only=*/true);
   }
 
   ~Storage() override;
 
  private:
-  void wait_slow() const;
+  void wait_slow(bool writes_only) const;
   DataPtr data_;
   size_t nbytes_;
   bool pinned_;
   mutable std::atomic<bool> has_pending_{false};
   mutable std::mutex pending_mutex_;
-  mutable std::unique_ptr<PendingWork> pending_;
+  mutable std::vector<std::unique_ptr<PendingWork>> pending_;
 };
 
 }  // namespace locus::detail

@@ -14,6 +14,7 @@
 
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_deferred_checks.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
 #include "src/backends/cuda/cuda_transfer.h"
@@ -109,6 +110,7 @@ class CudaRuntime final : public runtime::DeviceRuntime {
   void synchronize(int index) override {
     activate(index);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    raise_deferred_failures(index);
   }
   std::pair<uint64_t, uint64_t> mem_get_info(int index) override { return allocator_memory(index).mem_get_info(); }
   runtime::Capabilities capabilities() const noexcept override { return {.host_addressable = false, .asynchronous = true}; }

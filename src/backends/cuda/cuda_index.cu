@@ -1,20 +1,10 @@
-// index_select and gather on CUDA, plus the index check that runs before them.
+// index_select and gather on CUDA. The indices are checked on the device by the front end
+// (Note [Deferred checks]); an index out of range reads element 0 here.
 
 #include "src/backends/cuda/device_types.cuh"
 
 namespace locus::cuda_backend {
 namespace {
-
-__global__ void check_indices_kernel(const int64_t* index, int64_t n, int64_t size, int64_t* status) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t v = index[i];
-    // The first bad value found wins; which one is reported among several is unspecified.
-    if ((v < 0 || v >= size) &&
-        atomicCAS(reinterpret_cast<unsigned long long*>(status), 0ull, 1ull) == 0ull)
-      status[1] = v;
-  }
-}
 
 // Elements move as raw words of their size: the dtype does not matter to a gather.
 template <class W>
@@ -25,7 +15,8 @@ __global__ void __launch_bounds__(kBlock) index_kernel(ops::IndexArgs p) {
     const int64_t i = r % p.inner;
     const int64_t j = (r / p.inner) % p.out_dim;
     const int64_t o = r / (p.inner * p.out_dim);
-    const int64_t k = p.op == ops::OpId::Gather ? p.index[r] : p.index[j];
+    int64_t k = p.op == ops::OpId::Gather ? p.index[r] : p.index[j];
+    if (k < 0 || k >= p.in_dim) k = 0;  // reported by the deferred check; never read out of bounds
     reinterpret_cast<W*>(p.out)[r] = reinterpret_cast<const W*>(p.in)[(o * p.in_dim + k) * p.inner + i];
   }
 }
@@ -36,13 +27,6 @@ unsigned grid_for(int64_t n) {
 }
 
 }  // namespace
-
-cudaError_t launch_check_indices(const int64_t* index, int64_t n, int64_t size, int64_t* status, cudaStream_t stream) {
-  cudaError_t err = cudaMemsetAsync(status, 0, 2 * sizeof(int64_t), stream);
-  if (err != cudaSuccess || n == 0) return err;
-  check_indices_kernel<<<grid_for(n), kBlock, 0, stream>>>(index, n, size, status);
-  return cudaGetLastError();
-}
 
 cudaError_t launch_index(const ops::IndexArgs& p, cudaStream_t stream) {
   const int64_t total = p.outer * p.out_dim * p.inner;

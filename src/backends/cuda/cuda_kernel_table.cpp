@@ -5,9 +5,8 @@
 // The launchers (cuda_launchers.h) take the op front ends' own argument structs: nvcc compiles
 // the same headers, so nothing is translated field by field here. Each .cu file packs what its
 // kernels need (a kernel argument must be trivially copyable, see PackedIter). Nothing here
-// synchronises, except the index check, which must read one flag back to raise IndexError
-// instead of letting an out-of-range index fault the device (a device-side assert would poison
-// the CUDA context for the rest of the process).
+// synchronises: even indices and class targets are checked on the device (Note [Deferred
+// checks]).
 
 #include "src/backends/cuda/cuda_kernel_table.h"
 
@@ -16,6 +15,7 @@
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_blas.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_deferred_checks.h"
 #include "src/backends/cuda/cuda_launchers.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
@@ -71,19 +71,10 @@ void softmax(const ops::SoftmaxArgs& a) {
   check_op(launch_softmax(a, l.stream), a.log ? ops::OpId::LogSoftmax : ops::OpId::Softmax);
 }
 
+// The indices were checked by the front end on the device (Note [Deferred checks]); the kernel
+// reads element 0 for an index out of range, so nothing outside `in` is read meanwhile.
 void index(const ops::IndexArgs& a) {
   Launch l(a.device);
-  const int64_t count = a.op == ops::OpId::IndexSelect ? a.out_dim : a.outer * a.out_dim * a.inner;
-  // Validate before writing anything, as on the CPU, so a bad index leaves `out` untouched.
-  detail::DataPtr status = device_scratch(a.device, 2 * sizeof(int64_t));
-  auto* flag = static_cast<int64_t*>(status.get());
-  check_op(launch_check_indices(a.index, count, a.in_dim, flag, l.stream), a.op);
-  int64_t host[2] = {0, 0};
-  check_op(cudaMemcpyAsync(host, flag, sizeof(host), cudaMemcpyDeviceToHost, l.stream), a.op);
-  check_op(cudaStreamSynchronize(l.stream), a.op);
-  if (host[0])
-    throw IndexError("[" + op_text(a.op) + "] index " + std::to_string(host[1]) + " is out of bounds for dimension of size " +
-                     std::to_string(a.in_dim));
   check_op(launch_index(a, l.stream), a.op);
 }
 
@@ -109,6 +100,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.matmul = &matmul;
     t.index = &index;
     t.random = &random;
+    t.defer_check = &defer_check;
     return t;
   }();
   return table;

@@ -26,9 +26,6 @@ size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count);
 /// Sum, mean, max, min, argmax, argmin.
 cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream);
 cudaError_t launch_softmax(const ops::SoftmaxArgs& a, cudaStream_t stream);
-/// Checks every index lies in [0, size); writes the first offending value (or keeps `*status`
-/// at 0) into the device int64 pair status = {found, value}.
-cudaError_t launch_check_indices(const int64_t* index, int64_t n, int64_t size, int64_t* status, cudaStream_t stream);
 cudaError_t launch_index(const ops::IndexArgs& a, cudaStream_t stream);
 cudaError_t launch_random(const ops::RandomArgs& a, cudaStream_t stream);
 /// Integer matrix products (cuBLAS has none), C contiguous.

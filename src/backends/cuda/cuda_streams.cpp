@@ -7,6 +7,7 @@
 
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_deferred_checks.h"
 
 // Note [CUDA stream ids]
 // A StreamId must name a stream and its device in one integer, because the caching allocator
@@ -95,6 +96,7 @@ class CudaStreams final : public runtime::StreamRuntime {
   void synchronize(runtime::StreamId stream) override {
     activate(stream_device_of(stream));
     check(cudaStreamSynchronize(native_stream(stream)), "cudaStreamSynchronize");
+    raise_deferred_failures(stream_device_of(stream));
   }
   void wait_stream(runtime::StreamId waiter, runtime::StreamId other) override {
     if (waiter == other) return;
@@ -128,6 +130,7 @@ class CudaStreams final : public runtime::StreamRuntime {
   }
   void event_synchronize(void* event) override {
     check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+    raise_deferred_failures_anywhere();
   }
   void stream_wait_event(runtime::StreamId stream, void* event) override {
     activate(stream_device_of(stream));

@@ -6,6 +6,7 @@
 
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_deferred_checks.h"
 #include "src/backends/cuda/cuda_streams.h"
 
 namespace locus::cuda_backend {
@@ -14,14 +15,21 @@ namespace {
 // The mark a non-blocking copy leaves on its pinned host buffer (Note [Host reads wait]).
 class CopyInFlight final : public detail::PendingWork {
  public:
-  explicit CopyInFlight(cudaEvent_t event) : event_(event) {}
+  CopyInFlight(cudaEvent_t event, bool writes_host) : event_(event), writes_host_(writes_host) {}
   ~CopyInFlight() override { cudaEventDestroy(event_); }
   void wait() override { check(cudaEventSynchronize(event_), "waiting for an asynchronous copy"); }
+  bool done() noexcept override {
+    const cudaError_t err = cudaEventQuery(event_);
+    if (err == cudaErrorNotReady) cudaGetLastError();
+    return err != cudaErrorNotReady;
+  }
+  bool writes() const noexcept override { return writes_host_; }
   // The pinned pool holds the block back until the copy's stream has passed it.
   bool memory_protected() const noexcept override { return true; }
 
  private:
   cudaEvent_t event_;
+  bool writes_host_;  ///< a device-to-host copy; a host-to-device copy only reads the buffer
 };
 
 // Direct GPU-to-GPU transfers where the hardware allows; cudaMemcpyPeerAsync stages through
@@ -66,9 +74,10 @@ std::unique_ptr<detail::PendingWork> copy(const runtime::CopyRequest& r) {
         cudaEventDestroy(event);
         throw;
       }
-      return std::make_unique<CopyInFlight>(event);
+      return std::make_unique<CopyInFlight>(event, /*writes_host=*/d2h);
     }
     check_lazy(cudaStreamSynchronize(native), [&] { return describe(r); });
+    raise_deferred_failures(device);  // the host waited: a check failed meanwhile raises now
     return nullptr;
   }
   const int src = r.src_device.index(), dst = r.dst_device.index();

@@ -1,0 +1,52 @@
+// Note [Deferred checks]
+// An index or a class target outside its range must not be read (it would fault the device or
+// read another tensor), and must be reported. On cpu and sim the host reads the values and
+// raises at once. On cuda, reading them would make every training step wait for the device
+// (twice per step for cross_entropy), so the check runs on the device: a kernel records the
+// first failure in host-mapped memory, the op itself stays in bounds (an out-of-range index
+// reads element 0), and the host raises the IndexError at its next synchronization with the
+// device (item(), a copy to the host, synchronize()). PyTorch uses a device-side assert, which
+// ends the process's use of the GPU; here the process goes on, and results of the ops queued
+// after the failed one are unspecified until the error is raised.
+
+#include "src/ops/deferred_check.h"
+
+#include <string>
+
+#include "locus/errors.h"
+#include "src/ops/dispatch.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus::ops {
+
+void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, Device device, bool deferred) {
+  std::string message = op_prefix(op);
+  if (kind == CheckKind::TargetOutOfBounds)
+    message += "target " + std::to_string(value) + " is out of bounds for " + std::to_string(bound) + " classes";
+  else
+    message += "index " + std::to_string(value) + " is out of bounds for dimension of size " + std::to_string(bound);
+  if (deferred)
+    message += " (checked on " + device.str() +
+               " without waiting for it, and raised at the next synchronization; results of operations queued after "
+               "it are unspecified)";
+  throw IndexError(message);
+}
+
+void check_on_device(OpId op, CheckKind kind, int64_t bound, const Tensor& bad_count,
+                     const std::function<Tensor()>& first_bad) {
+  const Device device = bad_count.device();
+  const KernelTable* k = backend_kernels(device.type()).table;
+  if (device.is_cpu() || !k || !k->defer_check || runtime::runtime(device.type()).capabilities().host_addressable) {
+    if (bad_count.item<int64_t>() != 0) raise_failed_check(op, kind, first_bad().item<int64_t>(), bound, device, false);
+    return;
+  }
+  const Tensor value = first_bad();
+  DeferredCheckArgs a;
+  a.device = device.index();
+  a.count = static_cast<const int64_t*>(bad_count.data_ptr());
+  a.value = static_cast<const int64_t*>(value.data_ptr());
+  a.op = op, a.kind = kind, a.bound = bound;
+  k->defer_check(a);
+}
+
+}  // namespace locus::ops
