@@ -3,6 +3,7 @@
 
 #include "locus/nn/loss.h"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -104,7 +105,13 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   switch (options.reduction) {
     case Reduction::None: return losses.reshape(flat.target_shape);
     case Reduction::Sum: return losses.sum();
-    default: return losses.sum() / valid.sum();  // 0/0 = NaN when every target is ignored
+    default: {
+      // The mean over the targets that count. When none does, the loss is NaN and, as in
+      // PyTorch, the gradient 0 (not 0/0): the division runs on a count of at least 1.
+      const Tensor count = valid.sum();
+      const Tensor mean = losses.sum() / clamp(count, 1);
+      return where(count == 0, full({}, NAN, TensorOptions().dtype(mean.dtype()).device(mean.device())), mean);
+    }
   }
 }
 
@@ -118,7 +125,9 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOp
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
   ops::common_device(OpId::CrossEntropy, {{logits, "self"}, {target, "target"}});
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
-  if (is_floating_point(target.dtype()) && target.shape() == logits.shape()) {
+  if (is_floating_point(target.dtype())) {
+    if (!(target.shape() == logits.shape()))
+      shape_error("cross_entropy", logits, target, "class probabilities of the input's shape (a floating target), or int64 class indices");
     // Class probabilities: -sum_c p * log_softmax, one value per sample (and position).
     const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
     return reduce(losses, options.reduction);

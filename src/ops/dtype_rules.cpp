@@ -47,6 +47,11 @@ ElementwiseDtypes resolve_dtypes(OpId op, DType common) {
         throw DTypeError("[locus::" + std::string(op_name(op)) + "] needs a floating dtype, got " +
                          std::string(dtype_name(common)) + "; convert with .to(kFloat32) first");
       return {common, common};
+    case DtypeRule::Bounds:  // clamp: bool tensors with bool bounds have no order to clamp in
+      if (common == DType::Bool)
+        throw DTypeError("[locus::" + std::string(op_name(op)) + "] is not supported for bool tensors with bool bounds; "
+                         "convert with .to(kInt64) or give integer bounds");
+      return {common, common};
     case DtypeRule::Compare:
     case DtypeRule::Logical: return {common, DType::Bool};
     default: return {common, common};

@@ -69,6 +69,11 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
                                          "grad; use the out-of-place form");
 }
 
+[[noreturn]] void refuse_bool_sub() {
+  throw DTypeError("[locus::sub] subtraction, the `-` operator, with a bool tensor or a bool number is not supported; "
+                   "use the `^` operator or logical_xor() for bools, or convert with .to(kInt64) first");
+}
+
 bool is_integer_division(OpId op) {
   return op == OpId::DivTrunc || op == OpId::DivFloor || op == OpId::FloorDivide || op == OpId::Remainder ||
          op == OpId::Fmod;
@@ -135,6 +140,11 @@ Tensor call(Call& c) {
     throw DTypeError("[locus::where] condition must be a bool tensor, got " + std::string(dtype_name(c.inputs[0]->dtype())));
   const DType common = common_dtype(c, first);
   const ElementwiseDtypes dt = is_where ? ElementwiseDtypes{common, common} : resolve_dtypes(c.op, common);
+  if (c.op == OpId::Sub) {  // PyTorch refuses a bool on either side, not only two bool tensors
+    bool any_bool = c.scalars.has_other && c.scalars.other.is_bool();
+    for (int i = 0; i < c.ninputs; ++i) any_bool = any_bool || c.inputs[i]->dtype() == DType::Bool;
+    if (any_bool) refuse_bool_sub();
+  }
   if (c.op == OpId::Add || c.op == OpId::Sub) {
     const Scalar& alpha = c.scalars.alpha;
     if (alpha.is_floating_point() && !is_floating_point(dt.compute))
@@ -217,6 +227,7 @@ Tensor run_binary(OpId op, const Tensor& a, const Scalar& b, Tensor out, const S
 }
 
 Tensor run_binary(OpId op, const Scalar& a, const Tensor& b) {
+  if (op == OpId::Sub && (a.is_bool() || b.dtype() == DType::Bool)) refuse_bool_sub();
   // The number joins the dtype rule as a number; it then runs as a 0-dim tensor of that dtype.
   const Tensor* operand = &b;
   const DType compute = resolve_dtypes(op, promote_operands(&operand, 1, &a, 1)).compute;

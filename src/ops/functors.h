@@ -47,17 +47,19 @@ LOCUS_HD C int_mod(C a, C b) {
   return static_cast<C>(a % b);
 }
 
+/// base ** exp, wrapping as PyTorch's integer pow does: the products run in the unsigned type
+/// (where wrapping is defined), so no intermediate square overflows a signed type.
 template <class C>
 LOCUS_HD C int_pow(C base, C exp) {
   if constexpr (std::is_signed_v<C>)
     if (exp < 0) return base == C(1) ? C(1) : (base == C(-1) ? ((exp & 1) ? C(-1) : C(1)) : C(0));
-  C result = 1;
-  while (exp) {
-    if (exp & 1) result = static_cast<C>(result * base);
-    base = static_cast<C>(base * base);
-    exp = static_cast<C>(exp >> 1);
+  using U = std::make_unsigned_t<std::common_type_t<C, unsigned>>;
+  U result = 1, b = static_cast<U>(base);
+  for (U e = static_cast<U>(exp); e; e >>= 1) {
+    if (e & 1u) result *= b;
+    b *= b;
   }
-  return result;
+  return static_cast<C>(result);
 }
 
 template <class C>
@@ -71,9 +73,11 @@ LOCUS_HD bool is_nan(C x) {
 struct Neg {
   template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return static_cast<C>(-x); }
 };
+/// |x|; for floats the sign bit is cleared, so abs(-0.0) is +0.0 (IEEE 754, as PyTorch).
 struct Abs {
   template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
     if constexpr (std::is_unsigned_v<C>) return x;
+    else if constexpr (is_real_v<C>) return ::fabs(x);
     else return x < C(0) ? static_cast<C>(-x) : x;
   }
 };

@@ -14,23 +14,33 @@ namespace locus {
 
 using ops::OpId;
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  if (tensors.empty()) throw ValueError("[locus::cat] expected a non-empty list of tensors");
-  ops::common_device(OpId::Cat, tensors);
+Tensor cat(const std::vector<Tensor>& given, int64_t dim) {
+  if (given.empty()) throw ValueError("[locus::cat] expected a non-empty list of tensors");
+  ops::common_device(OpId::Cat, given);
+  // As PyTorch: an empty 1-D tensor joins any list (a common start for a loop that
+  // concatenates), skipped when the others have more dims.
+  std::vector<Tensor> tensors;
+  std::vector<size_t> positions;  // in `given`, for messages
+  DType dtype = given[0].dtype();
+  for (size_t i = 0; i < given.size(); ++i) {
+    dtype = promote_types(dtype, given[i].dtype());
+    if (given[i].dim() == 1 && given[i].numel() == 0) continue;
+    tensors.push_back(given[i]);
+    positions.push_back(i);
+  }
+  if (tensors.empty()) tensors.push_back(given[0]), positions.push_back(0);
   const Tensor& first = tensors[0];
   const int64_t d = ops::wrap_dim(dim, first.dim(), OpId::Cat);
-  DType dtype = first.dtype();
   Shape shape = first.shape();
   if (first.dim() == 0) throw ShapeError("[locus::cat] zero-dimensional tensors cannot be concatenated; use stack");
   shape[static_cast<size_t>(d)] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    dtype = promote_types(dtype, t.dtype());
     bool ok = t.dim() == first.dim();
     for (int64_t j = 0; ok && j < t.dim(); ++j) ok = j == d || t.size(j) == first.size(j);
     if (!ok) {
       std::ostringstream os;
-      os << "[locus::cat] tensors[" << i << "] has shape " << t.shape() << ", which does not match " << first.shape()
+      os << "[locus::cat] tensors[" << positions[i] << "] has shape " << t.shape() << ", which does not match " << first.shape()
          << " outside dimension " << d;
       throw ShapeError(os.str());
     }

@@ -105,6 +105,9 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
                      " of nothing); pass one with the dim argument");
   if (x.numel() == 0 && x.dim() > 0 && x.size(*dim) == 0)
     throw IndexError("[locus::" + name + "] expected reduction dim " + std::to_string(*dim) + " to have non-zero size");
+  if ((op == OpId::Argmax || op == OpId::Argmin) && x.dtype() == DType::Bool)
+    throw DTypeError("[locus::" + name + "] is not supported for bool tensors (as in PyTorch); convert with .to(kUInt8) "
+                     "first, or use max / min, which take bools");
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
   if (!k)
     return ops::run_on_cpu(device, [&](const Tensor& host) { return extreme_impl(op, host, dim, keepdim); }, x);

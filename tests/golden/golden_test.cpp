@@ -52,55 +52,12 @@ const std::vector<Known> kDeviations = {
      "elementwise.h: the condition must be bool (PyTorch 1.13 still takes uint8 with a deprecation warning)"},
 };
 
-const std::vector<Known> kFindings = {
-    // sub with exactly one bool operand: elementwise.h says "bool operands are a DTypeError", and
-    // PyTorch refuses them all, but Locus refuses only two bool tensors.
-    {"sub/tt/bool-*", "bool tensor - other tensor: PyTorch raises (no `-` with a bool tensor), Locus computes it"},
-    {"sub/tt/*-bool", "tensor - bool tensor: PyTorch raises (no `-` with a bool tensor), Locus computes it"},
-    {"sub/ts/bool/*", "bool tensor - number: PyTorch raises, Locus computes it"},
-    {"sub/ts/*/b:1", "tensor - True: PyTorch raises, Locus computes it"},
-    {"rsub/bool/*", "number - bool tensor: PyTorch raises, Locus computes it"},
-    {"rsub/*/b:1", "True - tensor: PyTorch raises, Locus computes it"},
-    {"sub_/*-bool", "tensor.sub_(bool tensor): PyTorch raises, Locus computes it"},
-    {"sub_/number/*/b:1", "tensor.sub_(True): PyTorch raises, Locus computes it"},
-    // abs keeps the sign of zero.
-    {"abs/float16", "abs(-0.0) is -0.0 in Locus, +0.0 in PyTorch (IEEE 754 abs clears the sign bit)"},
-    {"abs/bfloat16", "abs(-0.0) is -0.0 in Locus, +0.0 in PyTorch"},
-    {"abs/float32", "abs(-0.0) is -0.0 in Locus, +0.0 in PyTorch"},
-    {"abs/float64", "abs(-0.0) is -0.0 in Locus, +0.0 in PyTorch"},
-    {"abs/view/*", "abs(-0.0) is -0.0 in Locus, +0.0 in PyTorch"},
-    // Bool inputs PyTorch has no kernel for.
-    {"clamp/max_bool/bool",
-     "clamp(bool tensor, max=True): PyTorch raises (not implemented for 'Bool'), Locus returns bool"},
-    {"argmax/*/bool", "argmax of a bool tensor: PyTorch raises (not implemented for 'Bool'), Locus returns indices"},
-    {"argmin/*/bool", "argmin of a bool tensor: PyTorch raises (not implemented for 'Bool'), Locus returns indices"},
-    // Joins.
-    {"cat/legacy_empty_1d",
-     "cat([2,3] tensor, [0] tensor): PyTorch 1.13 skips 1-D empty operands, Locus raises ShapeError"},
-    // Losses.
-    {"nll_loss/all_ignored/mean",
-     "every target ignored, mean: loss NaN in both, but Locus's input gradient is NaN, PyTorch's 0"},
-    {"cross_entropy/all_ignored/mean",
-     "every target ignored, mean: loss NaN in both, but Locus's input gradient is NaN, PyTorch's 0"},
-    {"cross_entropy/probs_shape_error",
-     "float target [3,5] for input [4,5]: Locus raises DTypeError asking for int64 class indices, PyTorch a "
-     "ValueError about the batch sizes"},
-};
+const std::vector<Known> kFindings = {};
 
 // Cases that run into undefined behaviour inside Locus (found by the UBSan build, which aborts
 // on it): findings too, but they are skipped in sanitizer builds so that the rest can run. Other
 // builds run them (their values happen to match PyTorch's).
-const std::vector<Known> kUndefinedInLocus = {
-    // fn::int_pow (src/ops/functors.h) squares the base once more after the last bit of the
-    // exponent: in int32 and int64 that square overflows (signed overflow, undefined) whenever
-    // base**2 does not fit, even when the result does (pow(2**31 - 1, 1), pow(255, 3) in int32).
-    {"pow/base_square_overflows/*", "int_pow: signed overflow squaring the base after the last exponent bit"},
-    {"pow/tt/uint8-int32", "int_pow: signed overflow squaring the base after the last exponent bit"},
-    {"pow/tt/int32-*", "int_pow: signed overflow squaring the base after the last exponent bit"},
-    {"pow/tt/int64-*", "int_pow: signed overflow squaring the base after the last exponent bit"},
-    {"pow/ts/int32/b:1", "int_pow: signed overflow squaring the base after the last exponent bit"},
-    {"pow/ts/int64/b:1", "int_pow: signed overflow squaring the base after the last exponent bit"},
-};
+const std::vector<Known> kUndefinedInLocus = {};
 
 constexpr bool sanitizer_build() {
 #if defined(__SANITIZE_ADDRESS__)

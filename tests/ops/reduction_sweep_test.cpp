@@ -90,14 +90,17 @@ void check_full_sum(const Tensor& x, const Tensor& host, const std::string& what
   }
 }
 
-// max, min and argmax over all elements (first index on ties), against the host elements.
+// max, min, argmax and argmin over all elements (first index on ties), against the host
+// elements (bool has max and min, not argmax and argmin, as in PyTorch).
 void check_full_extremes(const Tensor& x, const Tensor& host, const std::string& what) {
   const std::vector<double> v = values(host);
   const auto hi = std::max_element(v.begin(), v.end());  // first of equal maxima
-  EXPECT_EQ(x.argmax().item<int64_t>(), hi - v.begin()) << what;
-  if (host.dtype() == kBool) return;  // max/min of bool come with the op-path issue
+  const auto lo = std::min_element(v.begin(), v.end());
   EXPECT_EQ(values(x.max())[0], *hi) << what;
-  EXPECT_EQ(values(x.min())[0], *std::min_element(v.begin(), v.end())) << what;
+  EXPECT_EQ(values(x.min())[0], *lo) << what;
+  if (host.dtype() == kBool) return;
+  EXPECT_EQ(x.argmax().item<int64_t>(), hi - v.begin()) << what;
+  EXPECT_EQ(x.argmin().item<int64_t>(), lo - v.begin()) << what;
 }
 
 TEST_P(ReductionSweep, FullReductionsEveryDtypeAndSize) {
@@ -134,9 +137,9 @@ TEST_P(ReductionSweep, AlongDimsEveryDtype) {
         const int64_t outputs = dim == 0 ? cols : rows, length = dim == 0 ? rows : cols;
         auto at = [&](int64_t o, int64_t r) { return dim == 0 ? r * cols + o : o * cols + r; };
         const Tensor s = x.sum(Shape{dim});
-        const Tensor am = x.argmax(dim);
+        const auto [max_values, max_indices] = x.max(dim);
         ASSERT_EQ(s.numel(), outputs) << what;
-        const std::vector<int64_t> got_idx = am.cpu().to_vector<int64_t>();
+        const std::vector<int64_t> got_idx = max_indices.cpu().to_vector<int64_t>();
         if (is_floating_point(dtype)) {
           const std::vector<double> got = values(s);
           for (int64_t o = 0; o < outputs; ++o) {
@@ -153,13 +156,13 @@ TEST_P(ReductionSweep, AlongDimsEveryDtype) {
             ASSERT_EQ(got[o], want) << what << " dim " << dim << " output " << o;
           }
         }
-        const std::vector<double> got_max = dtype == kBool ? std::vector<double>{} : values(x.max(dim).values);
+        const std::vector<double> got_max = values(max_values);
         for (int64_t o = 0; o < outputs; ++o) {
           int64_t best = 0;
           for (int64_t r = 1; r < length; ++r)
             if (reals[at(o, r)] > reals[at(o, best)]) best = r;
-          ASSERT_EQ(got_idx[o], best) << what << " argmax dim " << dim << " output " << o;
-          if (dtype != kBool) ASSERT_EQ(got_max[o], reals[at(o, best)]) << what << " max dim " << dim;
+          ASSERT_EQ(got_idx[o], best) << what << " max index dim " << dim << " output " << o;
+          ASSERT_EQ(got_max[o], reals[at(o, best)]) << what << " max dim " << dim;
         }
       }
     }
