@@ -86,13 +86,9 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   {
     NoGradGuard no_grad;
     valid = t != options.ignore_index;
-    // Checked on the device, without a wait on cuda (Note [Deferred checks]); a target out of
-    // range matches no class below, so nothing reads outside the logits meanwhile.
-    if (t.numel() > 0) {
-      const Tensor bad = logical_and(valid, clamp(t, 0, std::max<int64_t>(c - 1, 0)) != t);
-      ops::check_on_device(op_id, ops::CheckKind::TargetOutOfBounds, c, bad.sum(),
-                           [&] { return index_select(t, 0, argmax(bad.to(kInt64)).view({1})).view({}); });
-    }
+    // Checked without a wait on cuda (Note [Deferred checks]); a target out of range matches no
+    // class below, so nothing reads outside the logits meanwhile.
+    ops::check_range(op_id, ops::CheckKind::TargetOutOfBounds, t, c, options.ignore_index);
     // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows. An ignored
     // target outside [0, C) (the default -100) matches no class, so its row is zero already;
     // one inside needs masking.

@@ -32,20 +32,24 @@ void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, D
   throw IndexError(message);
 }
 
-void check_on_device(OpId op, CheckKind kind, int64_t bound, const Tensor& bad_count,
-                     const std::function<Tensor()>& first_bad) {
-  const Device device = bad_count.device();
+void check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound, std::optional<int64_t> ignore) {
+  if (values.numel() == 0) return;
+  const Tensor flat = values.contiguous();
+  const Device device = flat.device();
   const KernelTable* k = backend_kernels(device.type()).table;
   if (device.is_cpu() || !k || !k->defer_check || runtime::runtime(device.type()).capabilities().host_addressable) {
-    if (bad_count.item<int64_t>() != 0) raise_failed_check(op, kind, first_bad().item<int64_t>(), bound, device, false);
+    wait_for_host(flat);
+    const auto* v = static_cast<const int64_t*>(flat.data_ptr());
+    for (int64_t i = 0; i < flat.numel(); ++i)
+      if ((v[i] < 0 || v[i] >= bound) && !(ignore && v[i] == *ignore)) raise_failed_check(op, kind, v[i], bound, device, false);
     return;
   }
-  const Tensor value = first_bad();
   DeferredCheckArgs a;
   a.device = device.index();
-  a.count = static_cast<const int64_t*>(bad_count.data_ptr());
-  a.value = static_cast<const int64_t*>(value.data_ptr());
-  a.op = op, a.kind = kind, a.bound = bound;
+  a.values = static_cast<const int64_t*>(flat.data_ptr());
+  a.n = flat.numel(), a.bound = bound;
+  a.has_ignore = ignore.has_value(), a.ignore = ignore.value_or(0);
+  a.op = op, a.kind = kind;
   k->defer_check(a);
 }
 

@@ -79,9 +79,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 namespace {
 
-// `check` is false only for positions Locus computed itself (the offending index a failed
-// check reports), which are in range and must not start another check.
-Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index, bool check = true) {
+Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   const Device device = ops::common_device(op, {{x, "self"}, {index, "index"}});
   const std::string name(ops::op_name(op));
   if (op == OpId::Gather && index.dtype() != DType::Int64)
@@ -96,7 +94,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index, bo
                      std::to_string(index.dim()));
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
   if (!k)
-    return ops::run_on_cpu(device, [&](const Tensor& hx, const Tensor& hi) { return index_impl(op, hx, dim, hi, check); }, x, index);
+    return ops::run_on_cpu(device, [&](const Tensor& hx, const Tensor& hi) { return index_impl(op, hx, dim, hi); }, x, index);
   Tensor source = x;
   if (op == OpId::Gather) {
     // An index smaller than x off `dim` reads the leading part of x there, as torch.gather.
@@ -116,14 +114,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index, bo
   // cpu and sim kernels check every index before writing; cuda checks on the device without
   // waiting (Note [Deferred checks]).
   const int64_t in_dim = in.dim() ? in.size(d) : 1;
-  if (check && k->defer_check && idx.numel() > 0) {
-    NoGradGuard no_grad;
-    const Tensor bad = logical_or(idx < 0, idx >= in_dim);
-    ops::check_on_device(op, ops::CheckKind::IndexOutOfBounds, in_dim, bad.sum(), [&] {
-      const Tensor flat = idx.reshape({-1});
-      return index_impl(OpId::IndexSelect, flat, 0, argmax(bad.reshape({-1}).to(kInt64)).view({1}), false).view({});
-    });
-  }
+  if (k->defer_check) ops::check_range(op, ops::CheckKind::IndexOutOfBounds, idx, in_dim);
   Shape out_shape = x.shape();
   if (x.dim() == 0) out_shape = Shape{};
   ops::IndexArgs a;

@@ -95,16 +95,18 @@ enum class CheckKind : uint8_t {
   TargetOutOfBounds,  ///< "target {value} is out of bounds for {bound} classes"
 };
 
-/// A check of values that live on the device: when `*count` (a device int64) is not zero, the
-/// device records `*value` with the op, kind and bound, and the host raises at its next
-/// synchronization with the device.
+/// A check of `n` contiguous int64 values that live on the device: one outside [0, bound) and
+/// not `ignore` (when has_ignore) is recorded by the device with the op, kind and bound, and the
+/// host raises at its next synchronization with the device.
 struct DeferredCheckArgs {
   int device = 0;
-  const int64_t* count = nullptr;
-  const int64_t* value = nullptr;
+  const int64_t* values = nullptr;
+  int64_t n = 0;
+  int64_t bound = 0;
+  bool has_ignore = false;
+  int64_t ignore = 0;
   OpId op = OpId::IndexSelect;
   CheckKind kind = CheckKind::IndexOutOfBounds;
-  int64_t bound = 0;
 };
 
 /// The scalar operands and parameters of an elementwise kernel, as the front end gives them

@@ -126,8 +126,9 @@ TEST(CudaValues, EveryDtypeMatchesTheCpuKernels) {
     EXPECT_EQ(values(eq(ca, 3)), values(eq(a, 3)));
     EXPECT_EQ(values(where(gt(ca, cb), ca, cb)), values(where(gt(a, b), a, b)));
     EXPECT_EQ(values(ca.t().contiguous()), values(a.t().contiguous()));
-    EXPECT_EQ(values(argmax(ca, 1)), values(argmax(a, 1)));
+    EXPECT_EQ(values(max(ca, 1).indices), values(max(a, 1).indices));
     if (t != kBool) {
+      EXPECT_EQ(values(argmax(ca, 1)), values(argmax(a, 1)));
       EXPECT_EQ(values(abs(ca)), values(abs(a)));
       EXPECT_EQ(values(sub(ca, cb)), values(sub(a, b)));
       EXPECT_EQ(values(clamp(ca, 1, 9)), values(clamp(a, 1, 9)));

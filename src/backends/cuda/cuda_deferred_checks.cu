@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -23,17 +24,22 @@ struct FailedCheck {
   long long bound;
 };
 
-__global__ void record_failure_kernel(const int64_t* count, const int64_t* value, FailedCheck* slot, int op, int kind,
-                                      long long bound) {
-  // The first failure wins until the host has raised it; one thread, so no atomics (which
-  // mapped host memory does not offer over PCIe).
-  if (*count == 0 || slot->failed) return;
-  slot->op = op;
-  slot->kind = kind;
-  slot->value = *value;
-  slot->bound = bound;
-  __threadfence_system();
-  slot->failed = 1;
+// Any thread that finds a value out of range records it; when several do, which value is
+// reported is unspecified (each store is one aligned word, so none is torn). No atomics: mapped
+// host memory does not offer them over PCIe. An unraised earlier failure is kept.
+__global__ void check_range_kernel(ops::DeferredCheckArgs a, FailedCheck* slot) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t v = a.values[i];
+    if ((v >= 0 && v < a.bound) || (a.has_ignore && v == a.ignore)) continue;
+    if (slot->failed) return;  // read (over PCIe) only on a failure
+    slot->op = static_cast<int>(a.op);
+    slot->kind = static_cast<int>(a.kind);
+    slot->value = v;
+    slot->bound = a.bound;
+    __threadfence_system();
+    slot->failed = 1;
+  }
 }
 
 // The slots of every device, allocated on the first deferred check (never freed: kernels may
@@ -61,8 +67,8 @@ void defer_check(const ops::DeferredCheckArgs& a) {
   FailedCheck* slot = slots() + a.device;
   FailedCheck* on_device = nullptr;
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&on_device), slot, 0), "cudaHostGetDevicePointer");
-  record_failure_kernel<<<1, 1, 0, current_native_stream(a.device)>>>(a.count, a.value, on_device, static_cast<int>(a.op),
-                                                                       static_cast<int>(a.kind), a.bound);
+  const int64_t blocks = std::min<int64_t>((a.n + 255) / 256, 1024);
+  check_range_kernel<<<static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 256, 0, current_native_stream(a.device)>>>(a, on_device);
   check(cudaGetLastError(), "deferred check");
 }
 

@@ -7,8 +7,8 @@
 
 namespace locus::cuda_backend {
 
-/// The kernel-table entry: queues a one-thread kernel on the current stream that records the
-/// failure when `*count` is not zero. Never waits.
+/// The kernel-table entry: queues a kernel on the current stream that checks the values and
+/// records a failure. Never waits.
 void defer_check(const ops::DeferredCheckArgs& args);
 
 /// Raises the IndexError a check on `device` recorded, if any, and clears it. Called after
