@@ -4,6 +4,7 @@
 #include "locus/nn/loss.h"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -82,19 +83,19 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   const Flat flat = flatten_classes(log_probs, target, op);
   const int64_t c = flat.input.size(1);
   const Tensor t = target.reshape({-1});
-  Tensor picked, valid;
+  Tensor picked;
+  std::optional<int64_t> counted;  // targets that count, when known on the host
+  const bool ignore_is_a_class = options.ignore_index >= 0 && options.ignore_index < c;
   {
     NoGradGuard no_grad;
-    valid = t != options.ignore_index;
     // Checked without a wait on cuda (Note [Deferred checks]); a target out of range matches no
     // class below, so nothing reads outside the logits meanwhile.
-    ops::check_range(op_id, ops::CheckKind::TargetOutOfBounds, t, c, options.ignore_index);
+    counted = ops::check_range(op_id, ops::CheckKind::TargetOutOfBounds, t, c, options.ignore_index);
     // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows. An ignored
     // target outside [0, C) (the default -100) matches no class, so its row is zero already;
     // one inside needs masking.
-    const bool ignore_is_a_class = options.ignore_index >= 0 && options.ignore_index < c;
     Tensor onehot = arange(c, TensorOptions().device(log_probs.device())).view({1, c}) == t.view({-1, 1});
-    if (ignore_is_a_class) onehot = logical_and(onehot, valid.view({-1, 1}));
+    if (ignore_is_a_class) onehot = logical_and(onehot, (t != options.ignore_index).view({-1, 1}));
     picked = onehot.to(log_probs.dtype());
   }
   const Tensor losses = -(flat.input * picked).sum(1);
@@ -103,8 +104,9 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
     case Reduction::Sum: return losses.sum();
     default: {
       // The mean over the targets that count. When none does, the loss is NaN and, as in
-      // PyTorch, the gradient 0 (not 0/0): the division runs on a count of at least 1.
-      const Tensor count = valid.sum();
+      // PyTorch, the gradient 0 (not 0/0).
+      if (counted) return *counted > 0 ? losses.sum() / static_cast<double>(*counted) : losses.sum() * 0.0 + NAN;
+      const Tensor count = (t != options.ignore_index).sum();  // on the device: no wait
       const Tensor mean = losses.sum() / clamp(count, 1);
       return where(count == 0, full({}, NAN, TensorOptions().dtype(mean.dtype()).device(mean.device())), mean);
     }

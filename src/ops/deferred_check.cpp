@@ -32,17 +32,22 @@ void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, D
   throw IndexError(message);
 }
 
-void check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound, std::optional<int64_t> ignore) {
-  if (values.numel() == 0) return;
+std::optional<int64_t> check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound,
+                                   std::optional<int64_t> ignore) {
+  if (values.numel() == 0) return 0;
   const Tensor flat = values.contiguous();
   const Device device = flat.device();
   const KernelTable* k = backend_kernels(device.type()).table;
   if (device.is_cpu() || !k || !k->defer_check || runtime::runtime(device.type()).capabilities().host_addressable) {
     wait_for_host(flat);
     const auto* v = static_cast<const int64_t*>(flat.data_ptr());
-    for (int64_t i = 0; i < flat.numel(); ++i)
-      if ((v[i] < 0 || v[i] >= bound) && !(ignore && v[i] == *ignore)) raise_failed_check(op, kind, v[i], bound, device, false);
-    return;
+    int64_t counted = 0;
+    for (int64_t i = 0; i < flat.numel(); ++i) {
+      if (ignore && v[i] == *ignore) continue;
+      if (v[i] < 0 || v[i] >= bound) raise_failed_check(op, kind, v[i], bound, device, false);
+      ++counted;
+    }
+    return counted;
   }
   DeferredCheckArgs a;
   a.device = device.index();
@@ -51,6 +56,7 @@ void check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound, s
   a.has_ignore = ignore.has_value(), a.ignore = ignore.value_or(0);
   a.op = op, a.kind = kind;
   k->defer_check(a);
+  return std::nullopt;
 }
 
 }  // namespace locus::ops

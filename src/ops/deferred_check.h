@@ -10,10 +10,11 @@
 namespace locus::ops {
 
 /// Raises IndexError (of `kind`, naming `op` and `bound`) for a value of `values` (int64) outside
-/// [0, bound) other than `ignore`. On devices the host reads directly it checks now, on the
-/// others (cuda) one kernel checks and the host raises at its next synchronization with the
-/// device.
-void check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound, std::optional<int64_t> ignore = std::nullopt);
+/// [0, bound) other than `ignore`. On devices the host reads directly it checks now and returns
+/// how many values are not `ignore`; on the others (cuda) one kernel checks, the host raises at
+/// its next synchronization with the device, and the count is not known (nullopt).
+std::optional<int64_t> check_range(OpId op, CheckKind kind, const Tensor& values, int64_t bound,
+                                   std::optional<int64_t> ignore = std::nullopt);
 
 /// The IndexError of a failed check; `deferred` says it was found by an earlier operation.
 [[noreturn]] void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, Device device, bool deferred);
