@@ -1,0 +1,208 @@
+// Golden tensors onto devices, and device results against PyTorch's within a tolerance.
+
+#include "tests/golden/golden_values.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace locus::golden {
+
+namespace {
+
+// ---- tensors from and to the files ----------------------------------------------------------
+
+template <class T>
+void write_values(const TensorData& d, void* dst) {
+  T* p = static_cast<T*>(dst);
+  const int64_t n = d.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      p[k] = T(static_cast<float>(d.f[k]));
+    else if constexpr (std::is_floating_point_v<T>)
+      p[k] = static_cast<T>(d.f[k]);
+    else if constexpr (std::is_same_v<T, bool>)
+      p[k] = d.i[k] != 0;
+    else
+      p[k] = static_cast<T>(d.i[k]);
+  }
+}
+
+/// The contiguous CPU tensor holding d's values.
+Tensor host_tensor(const TensorData& d) {
+  Tensor t = empty(d.shape, TensorOptions().dtype(d.dtype));
+  if (t.numel() == 0) return t;
+  void* p = t.data_ptr();
+  switch (d.dtype) {
+    case kBool:
+      write_values<bool>(d, p);
+      break;
+    case kUInt8:
+      write_values<uint8_t>(d, p);
+      break;
+    case kInt8:
+      write_values<int8_t>(d, p);
+      break;
+    case kInt16:
+      write_values<int16_t>(d, p);
+      break;
+    case kInt32:
+      write_values<int32_t>(d, p);
+      break;
+    case kInt64:
+      write_values<int64_t>(d, p);
+      break;
+    case kFloat16:
+      write_values<Half>(d, p);
+      break;
+    case kBFloat16:
+      write_values<BFloat16>(d, p);
+      break;
+    case kFloat32:
+      write_values<float>(d, p);
+      break;
+    case kFloat64:
+      write_values<double>(d, p);
+      break;
+  }
+  return t;
+}
+
+}  // namespace
+
+/// d on `dev`, as the strided view d.view names (README.md): the op sees those strides.
+Tensor device_tensor(const TensorData& d, Device dev) {
+  const Tensor logical = host_tensor(d);
+  Tensor t;
+  if (d.view.empty()) {
+    t = logical.to(dev, false, /*copy=*/true);
+  } else if (d.view == "t") {
+    t = logical.transpose(-2, -1).contiguous().to(dev).transpose(-2, -1);
+  } else if (d.view == "step2") {
+    Shape base_shape = d.shape;
+    base_shape[base_shape.size() - 1] *= 2;
+    Tensor base = d.dtype == kBool ? full(base_shape, true, TensorOptions().dtype(kBool))
+                                   : full(base_shape, 99, TensorOptions().dtype(d.dtype));
+    base.slice(-1, 0, std::nullopt, 2).copy_(logical);
+    t = base.to(dev).slice(-1, 0, std::nullopt, 2);
+  } else if (d.view == "expand") {
+    t = logical.narrow(0, 0, 1).contiguous().to(dev).expand(d.shape);
+  } else {
+    throw std::runtime_error("unknown view " + d.view);
+  }
+  if (d.rg) t.requires_grad_();
+  return t;
+}
+
+namespace {
+
+struct HostValues {
+  DType dtype = kFloat32;
+  Shape shape;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+};
+
+HostValues host_values(const Tensor& t) {
+  HostValues h;
+  h.dtype = t.dtype();
+  h.shape = t.shape();
+  const Tensor c = t.detach().cpu().contiguous();
+  if (is_floating_point(h.dtype))
+    h.f = c.to(kFloat64).to_vector<double>();
+  else
+    h.i = c.to(kInt64).to_vector<int64_t>();
+  return h;
+}
+
+}  // namespace
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g (%a)", v, v);
+  return buf;
+}
+
+std::string describe(const TensorData& d) {
+  std::ostringstream os;
+  os << dtype_name(d.dtype) << d.shape;
+  if (!d.view.empty()) os << "{view=" << d.view << "}";
+  return os.str();
+}
+
+namespace {
+
+// ---- tolerances ---------------------------------------------------------------------------------
+
+/// One unit in the last place of `v` in a 16-bit float format with `mant` fraction bits.
+double ulp16(double v, int mant, int min_normal_exp) {
+  const double a = std::abs(v);
+  int e = std::ilogb(a == 0 ? std::ldexp(1.0, min_normal_exp) : a);
+  if (e < min_normal_exp) e = min_normal_exp;
+  return std::ldexp(1.0, e - mant);
+}
+
+/// Allowed |got - expected|: exact for integers (not called), one ulp for float16 and bfloat16,
+/// ~1e-6 relative for float32 and 1e-12 for float64, looser where the op accumulates (sums,
+/// products, softmax, losses, gradients, optimizer steps: the summation order differs).
+double tolerance(double expected, DType dt, bool accumulates) {
+  const double a = std::abs(expected);
+  switch (dt) {
+    case kFloat16:
+      return ulp16(expected, 10, -14);
+    case kBFloat16:
+      return ulp16(expected, 7, -126);
+    case kFloat32:
+      return accumulates ? 1e-5 * a + 1e-6 : 1e-6 * a + 1.5e-45;
+    default:
+      return accumulates ? 1e-12 * a + 1e-12 : 1e-12 * a + 5e-324;
+  }
+}
+
+}  // namespace
+
+/// Empty when `got` matches `expected`, else what differs first.
+std::string compare(const TensorData& expected, const Tensor& got_tensor, bool accumulates, bool signed_zeros) {
+  if (!got_tensor.defined()) return "Locus gave no tensor";
+  const HostValues got = host_values(got_tensor);
+  std::ostringstream os;
+  if (got.dtype != expected.dtype) {
+    os << "dtype " << dtype_name(got.dtype) << ", PyTorch " << dtype_name(expected.dtype);
+    return os.str();
+  }
+  if (!(got.shape == expected.shape)) {
+    os << "shape " << got.shape << ", PyTorch " << expected.shape;
+    return os.str();
+  }
+  const int64_t n = expected.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    if (!is_floating_point(expected.dtype)) {
+      if (got.i[k] != expected.i[k]) {
+        os << "element " << k << " of " << n << ": " << got.i[k] << ", PyTorch " << expected.i[k];
+        return os.str();
+      }
+      continue;
+    }
+    const double e = expected.f[k], g = got.f[k];
+    bool ok;
+    if (std::isnan(e))
+      ok = std::isnan(g);
+    else if (std::isinf(e))
+      ok = g == e;
+    else if (!std::isfinite(g))
+      ok = false;
+    else
+      ok = std::abs(g - e) <= tolerance(e, expected.dtype, accumulates);
+    if (ok && signed_zeros && e == 0 && g == 0 && std::signbit(e) != std::signbit(g)) ok = false;
+    if (!ok) {
+      os << "element " << k << " of " << n << ": " << fmt(g) << ", PyTorch " << fmt(e);
+      return os.str();
+    }
+  }
+  return {};
+}
+
+}  // namespace locus::golden
