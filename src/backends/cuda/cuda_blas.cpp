@@ -36,8 +36,18 @@ HandlePool& handle_pool() {
   return *pool;
 }
 
+// What a handle was last given, so that a product on the same stream with the same workspace
+// block (the usual case: the allocator hands the freed block back) skips both setters. Each
+// costs host time per call, and cublasSetStream also drops the workspace.
+struct HandleBinding {
+  cudaStream_t stream = nullptr;
+  void* workspace = nullptr;
+  bool bound = false;
+};
+
 struct ThreadHandles {
   cublasHandle_t handles[kMaxDevices] = {};
+  HandleBinding bindings[kMaxDevices];
   ~ThreadHandles() {
     HandlePool& pool = handle_pool();
     std::lock_guard lock(pool.mutex);
@@ -46,9 +56,15 @@ struct ThreadHandles {
   }
 };
 
-cublasHandle_t handle_for(int device) {
+ThreadHandles& thread_handles() {
   thread_local ThreadHandles mine;
-  cublasHandle_t& h = mine.handles[device];
+  return mine;
+}
+
+HandleBinding& binding_for(int device) { return thread_handles().bindings[device]; }
+
+cublasHandle_t handle_for(int device) {
+  cublasHandle_t& h = thread_handles().handles[device];
   if (!h) {
     HandlePool& pool = handle_pool();
     {
@@ -144,12 +160,17 @@ void matmul(const ops::MatmulArgs& g) {
     second = make_contiguous(g, g.a, g.a_batch_stride ? g.batch : 1, g.a_batch_stride, g.a_row, g.a_col, g.m, g.k, a_copy,
                              stream);
   cublasHandle_t handle = handle_for(g.device);
-  check_blas(cublasSetStream(handle, stream), "cublasSetStream");
   // cuBLAS's workspace comes from Locus's allocator, so it is counted in the statistics and
   // cannot fail while the cache holds the memory. It is freed right after the launch: the
   // block belongs to this stream, so only later work on the stream can reuse it.
   const detail::DataPtr workspace = device_scratch(g.device, kCublasWorkspaceBytes);
-  check_blas(cublasSetWorkspace(handle, workspace.get(), kCublasWorkspaceBytes), "cublasSetWorkspace");
+  HandleBinding& binding = binding_for(g.device);
+  if (!binding.bound || binding.stream != stream || binding.workspace != workspace.get()) {
+    binding.bound = false;
+    check_blas(cublasSetStream(handle, stream), "cublasSetStream");
+    check_blas(cublasSetWorkspace(handle, workspace.get(), kCublasWorkspaceBytes), "cublasSetWorkspace");
+    binding = {stream, workspace.get(), true};
+  }
   const cudaDataType_t type = data_type(g.dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (g.dtype == DType::Float64) compute = CUBLAS_COMPUTE_64F;
