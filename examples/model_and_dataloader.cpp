@@ -11,26 +11,27 @@
 
 using namespace locus;
 
-class MyModel : public nn::Module {
+class MyModelImpl : public nn::Module {
  public:
-  MyModel() { linear = register_module("linear", std::make_shared<nn::Linear>(2, 1)); }
-  Tensor forward(const Tensor& x) override { return (*linear)(x); }
+  MyModelImpl() { linear = register_module("linear", nn::Linear(2, 1)); }  // self.linear = nn.Linear(2, 1)
+  Tensor forward(const Tensor& x) override { return linear(x); }
 
  private:
-  std::shared_ptr<nn::Linear> linear;
+  nn::Linear linear{nullptr};
 };
+LOCUS_MODULE(MyModel);
 
 void example() {
   const Device device = best_device();
   MyModel model;
   if (!device.is_cpu()) {
-    model.to(device);
+    model->to(device);
     std::cout << "moved the model to " << device << "\n";
   } else {
     std::cout << "no GPU: the model stays on the CPU\n";
   }
   auto dataset = std::make_shared<data::TensorDataset>(randn({100, 2}), randn({100, 1}));
-  data::DataLoader dataloader(dataset, {32, /*shuffle=*/true});
+  data::DataLoader dataloader(dataset, data::DataLoaderOptions().batch_size(32).shuffle(true));
   for (const data::Example& batch : dataloader) {
     const Tensor inputs = batch.data.to(device);
     const Tensor labels = batch.target.to(device);

@@ -12,12 +12,11 @@
 void example() {
   using namespace locus;
   const Device device = best_device();
-  auto model = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(784, 256), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(256, 10)});
-  model->to(device);  // every parameter moves
+  auto model = nn::Sequential{nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10)}.to(device);  // every parameter moves
+  std::cout << model << "\n";  // print(model)
   for (const auto& [name, p] : model->named_parameters()) std::cout << name << " " << p.shape() << " on " << p.device() << "\n";
   const Tensor x = randn({32, 784}).to(device);
-  const Tensor output = (*model)(x);
+  const Tensor output = model(x);
   std::cout << output.shape() << "\n";   // [32, 10]
   std::cout << output.device() << "\n";  // cuda:0 on a GPU machine
   if (cuda::device_count() > 1) std::cout << cuda::device_count() << " GPUs found; this example uses one\n";

@@ -12,42 +12,43 @@
 
 using namespace locus;
 
-// class MyModel(nn.Module): two layers with a ReLU between.
-class MyModel : public nn::Module {
+// class MyModel(nn.Module): two layers with a ReLU between. The class holds the module; the
+// handle MyModel (declared by LOCUS_MODULE) is what code passes around and calls.
+class MyModelImpl : public nn::Module {
  public:
-  MyModel() {
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(20, 32));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 3));
+  MyModelImpl() {
+    fc1 = register_module("fc1", nn::Linear(20, 32));  // self.fc1 = nn.Linear(20, 32)
+    fc2 = register_module("fc2", nn::Linear(32, 3));
   }
-  Tensor forward(const Tensor& x) override { return (*fc2)(relu((*fc1)(x))); }
+  Tensor forward(const Tensor& x) override { return fc2(relu(fc1(x))); }
 
  private:
-  std::shared_ptr<nn::Linear> fc1, fc2;
+  nn::Linear fc1{nullptr}, fc2{nullptr};
 };
+LOCUS_MODULE(MyModel);
 
 void example() {
   const Device device = best_device();
   std::cout << "device: " << device << "\n";
   manual_seed(1);
-  MyModel model;
-  model.to(device);  // model = MyModel().to(device)
+  auto model = MyModel().to(device);  // model = MyModel().to(device)
+  std::cout << model << "\n";         // print(model)
   const Tensor x = randn({512, 20});
   const Tensor y = argmax(x.narrow(1, 0, 3), 1);  // a learnable rule: the largest of the first three
-  data::DataLoaderOptions options;
-  options.batch_size = 64;
-  options.shuffle = true;
-  options.pin_memory = device.is_cuda();  // pinned batches make the copies below asynchronous
-  data::DataLoader train_loader(std::make_shared<data::TensorDataset>(x, y), options);
-  optim::Adam optimizer(model.parameters(), {0.01});
+  // Pinned batches make the copies below asynchronous.
+  data::DataLoader train_loader(std::make_shared<data::TensorDataset>(x, y),
+                                data::DataLoaderOptions().batch_size(64).shuffle(true).pin_memory(device.is_cuda()));
+  nn::CrossEntropyLoss loss_fn;                       // loss_fn = nn.CrossEntropyLoss()
+  optim::Adam optimizer(model->parameters(), 0.01);  // optim.Adam(model.parameters(), lr=0.01)
   for (int epoch = 0; epoch < 3; ++epoch)
     for (const data::Example& batch : train_loader) {
       const Tensor xb = batch.data.to(device, /*non_blocking=*/true);
       const Tensor yb = batch.target.to(device, /*non_blocking=*/true);
       const Tensor logits = model(xb);
-      const Tensor loss = nn::cross_entropy(logits, yb);  // loss_fn(logits, yb)
+      const Tensor loss = loss_fn(logits, yb);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
-      std::cout << loss.item<float>() << "\n";  // .item() brings the scalar back to the host
+      std::cout << loss.item() << "\n";  // .item() brings the scalar back to the host
     }
 }

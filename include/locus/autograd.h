@@ -23,4 +23,20 @@ class NoGradGuard {
   bool previous_;
 };
 
+/// RAII: LibTorch's InferenceMode (`with torch.inference_mode():`). In Locus it is NoGradGuard
+/// under the name inference code reaches for: no graph is recorded, nothing is saved for a
+/// backward pass. `InferenceMode guard(false)` leaves the mode as it is, as LibTorch's does.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true) noexcept : previous_(is_grad_enabled()) {
+    if (enabled) set_grad_enabled(false);
+  }
+  ~InferenceMode() { set_grad_enabled(previous_); }
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace locus

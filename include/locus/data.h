@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "locus/arg.h"
 #include "locus/tensor.h"
 
 namespace locus::data {
@@ -59,19 +61,23 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 
 /// How a DataLoader batches (torch.utils.data.DataLoader's arguments).
 struct DataLoaderOptions {
-  int64_t batch_size = 1;
+  /// The batch size, positionally: `DataLoaderOptions(32).shuffle(true)`.
+  DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
+  /// Examples per batch.
+  LOCUS_ARG(int64_t, batch_size);
   /// A new permutation every epoch, a function of (seed, epoch) only.
-  bool shuffle = false;
-  uint64_t seed = 0;
+  LOCUS_ARG(bool, shuffle) = false;
+  /// The seed of the shuffle.
+  LOCUS_ARG(uint64_t, seed) = 0;
   /// Drops the last batch when it is smaller than batch_size.
-  bool drop_last = false;
+  LOCUS_ARG(bool, drop_last) = false;
   /// Threads that assemble batches ahead of use (0: the iterating thread does it).
-  int num_workers = 0;
+  LOCUS_ARG(int, num_workers) = 0;
   /// Batches in page-locked memory, so copies to a GPU can be asynchronous.
-  bool pin_memory = false;
+  LOCUS_ARG(bool, pin_memory) = false;
   /// Batches arrive already on this device, the next one copied (non_blocking) while the
   /// current one is used.
-  std::optional<Device> device;
+  LOCUS_ARG(std::optional<Device>, device);
 };
 
 /// Iterates a dataset in batches: `for (const Example& batch : loader) ...`. Each loop over it
@@ -79,6 +85,9 @@ struct DataLoaderOptions {
 class DataLoader {
  public:
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options);
+  /// A loader of batches of `batch_size` with the other options' defaults: `DataLoader(ds, 32)`.
+  DataLoader(std::shared_ptr<const Dataset> dataset, int64_t batch_size)
+      : DataLoader(std::move(dataset), DataLoaderOptions(batch_size)) {}
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;

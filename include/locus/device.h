@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace locus {
 
@@ -37,9 +38,13 @@ class Device {
   /// Parses "cpu", "cuda", "cuda:1", "mps", "sim:0". Strict: lower-case type, optional ':' plus
   /// a decimal index. Anything else throws ValueError naming the string and the accepted forms.
   /* implicit */ Device(std::string_view spec);
-  /// As above. A null pointer throws ValueError: the literal 0 converts to one, so `x.to(0)`
-  /// lands here (PyTorch reads it as cuda:0), and it must not crash.
+  /// As above. A null pointer throws ValueError instead of crashing.
   /* implicit */ Device(const char* spec) : Device(checked_spec(spec)) {}
+  /// An integer is a CUDA device index, as in PyTorch: `x.to(0)`, `Device(1)`, `DeviceGuard
+  /// g(2)`. ValueError for a negative index.
+  template <class I>
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && !std::is_same_v<I, char>)
+  /* implicit */ Device(I index) : Device(DeviceType::CUDA, checked_index(static_cast<int64_t>(index))) {}
   /* implicit */ Device(const std::string& spec) : Device(std::string_view(spec)) {}
 
   /// The device type.
@@ -63,10 +68,16 @@ class Device {
 
  private:
   static std::string_view checked_spec(const char* spec);
+  static int checked_index(int64_t index);
 
   DeviceType type_;
   int8_t index_;
 };
+
+// LibTorch's names for the device types: `Device(kCUDA, 1)`, `x.to(kCPU)`.
+inline constexpr DeviceType kCPU = DeviceType::CPU;    ///< the host
+inline constexpr DeviceType kCUDA = DeviceType::CUDA;  ///< NVIDIA GPUs
+inline constexpr DeviceType kMPS = DeviceType::MPS;    ///< Apple GPUs (never available in this build)
 
 /// Prints `device.str()`.
 std::ostream& operator<<(std::ostream& os, Device device);

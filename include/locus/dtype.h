@@ -39,6 +39,16 @@ inline constexpr DType kBFloat16 = DType::BFloat16;
 inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
 
+// LibTorch's names for the same dtypes, for code and habits carried over from it.
+inline constexpr DType kByte = DType::UInt8;    ///< LibTorch's kByte: uint8
+inline constexpr DType kChar = DType::Int8;     ///< LibTorch's kChar: int8
+inline constexpr DType kShort = DType::Int16;   ///< LibTorch's kShort: int16
+inline constexpr DType kInt = DType::Int32;     ///< LibTorch's kInt: int32
+inline constexpr DType kLong = DType::Int64;    ///< LibTorch's kLong: int64
+inline constexpr DType kHalf = DType::Float16;  ///< LibTorch's kHalf: float16
+inline constexpr DType kFloat = DType::Float32;  ///< LibTorch's kFloat: float32
+inline constexpr DType kDouble = DType::Float64;  ///< LibTorch's kDouble: float64
+
 /// Bytes per element.
 constexpr size_t itemsize(DType t) noexcept {
   switch (t) {
@@ -71,8 +81,15 @@ std::string_view dtype_name(DType t) noexcept;
 /// PyTorch's promote_types for two dtypes.
 DType promote_types(DType a, DType b) noexcept;
 
-/// The dtype that floating factories and true division use (float32, as in PyTorch).
+/// The default dtype at start (float32, as in PyTorch); get_default_dtype() is the current one.
 inline constexpr DType kDefaultFloat = DType::Float32;
+
+/// The dtype of floating literals (`tensor({1.0, 2.0})`, `tensor(3.5)`), floating factories
+/// (`zeros`, `randn`, `arange(0, 1, 0.5)`), true division of integers and a Python float
+/// scalar with an integer tensor: torch.get_default_dtype(). Process-wide.
+DType get_default_dtype() noexcept;
+/// Sets it, as torch.set_default_dtype; DTypeError for a dtype that is not floating.
+void set_default_dtype(DType dtype);
 
 /// Prints dtype_name(t).
 std::ostream& operator<<(std::ostream& os, DType t);

@@ -12,22 +12,22 @@
 
 #include "locus/scalar.h"
 #include "locus/tensor.h"
+#include "locus/tensor_literal.h"
 #include "locus/tensor_options.h"
 
 namespace locus {
 
-/// 1-D tensor from values; the dtype follows T (float -> float32, int and int64_t -> int64 as
-/// for Python ints, double -> float64, bool -> bool) unless the options say otherwise.
-template <class T>
-Tensor tensor(std::initializer_list<T> values, TensorOptions options = {});
+/// A tensor from a number or a nested braced list, as torch.tensor: `tensor({{1.0, 2.0}, {3.0,
+/// 4.0}})` is float32 [2, 2] (doubles take the default dtype), `tensor(3.5)` 0-dim, `tensor({1,
+/// 2})` int64, `tensor({true})` bool; the options' dtype overrides (TensorLiteral).
+Tensor tensor(const TensorLiteral& data, TensorOptions options = {});
+/// 1-D tensor from a vector; the dtype follows T (float -> float32, int and int64_t -> int64 as
+/// for Python ints, double -> float64 as LibTorch's, bool -> bool) unless the options say otherwise.
 template <class T>
 Tensor tensor(const std::vector<T>& values, TensorOptions options = {});
 /// Values laid out row-major in `shape` (ShapeError when the counts differ).
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions options = {});
-/// A 0-dim tensor.
-template <class T>
-Tensor tensor(T value, TensorOptions options = {});
 
 /// Uninitialised memory.
 Tensor empty(const Shape& shape, TensorOptions options = {});

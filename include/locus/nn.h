@@ -4,4 +4,6 @@
 
 #include "locus/nn/layers.h"
 #include "locus/nn/loss.h"
+#include "locus/nn/loss_modules.h"
 #include "locus/nn/module.h"
+#include "locus/nn/module_holder.h"

@@ -4,9 +4,11 @@
 /// follows it when the model moves.
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "locus/arg.h"
 #include "locus/tensor.h"
 
 namespace locus::optim {
@@ -41,13 +43,21 @@ class Optimizer {
   std::vector<std::map<std::string, Tensor>> state_;
 };
 
-/// Options of SGD (PyTorch's defaults).
+/// Options of SGD (PyTorch's defaults), set by name in any order:
+/// `SGDOptions(0.1).momentum(0.9).nesterov(true)`.
 struct SGDOptions {
-  double lr = 0.01;
-  double momentum = 0;
-  double dampening = 0;
-  double weight_decay = 0;
-  bool nesterov = false;
+  /// The learning rate, positionally.
+  SGDOptions(double lr = 0.01) : lr_(lr) {}
+  /// The learning rate.
+  LOCUS_ARG(double, lr);
+  /// The momentum factor (0: plain SGD).
+  LOCUS_ARG(double, momentum) = 0;
+  /// Dampening of the momentum.
+  LOCUS_ARG(double, dampening) = 0;
+  /// L2 penalty added to the gradient.
+  LOCUS_ARG(double, weight_decay) = 0;
+  /// Nesterov momentum (needs momentum > 0 and no dampening).
+  LOCUS_ARG(bool, nesterov) = false;
 };
 
 /// Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay, as
@@ -55,6 +65,8 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options = {});
+  /// SGD with this learning rate and the other options' defaults: `optim::SGD(params, 0.1)`.
+  SGD(std::vector<Tensor> params, double lr) : SGD(std::move(params), SGDOptions(lr)) {}
   void step() override;
   const SGDOptions& options() const noexcept { return o_; }
 
@@ -62,19 +74,37 @@ class SGD : public Optimizer {
   SGDOptions o_;
 };
 
-/// Options of Adam and AdamW.
+/// Options of Adam and AdamW, set by name in any order: `AdamOptions(1e-3).betas(0.9, 0.98)`.
 struct AdamOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9, beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0;  ///< Adam: added to the gradient; AdamW: decoupled (default 0.01)
+  /// The learning rate, positionally.
+  AdamOptions(double lr = 1e-3) : lr_(lr) {}
+  /// The learning rate.
+  LOCUS_ARG(double, lr);
+  /// Decay of the running mean of gradients.
+  LOCUS_ARG(double, beta1) = 0.9;
+  /// Decay of the running mean of squared gradients.
+  LOCUS_ARG(double, beta2) = 0.999;
+  /// Added to the denominator for stability.
+  LOCUS_ARG(double, eps) = 1e-8;
+  /// Adam: an L2 penalty added to the gradient; AdamW: decoupled decay (default 0.01 there).
+  LOCUS_ARG(double, weight_decay) = 0;
+
+ public:
+  /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.
+  AdamOptions& betas(double beta1, double beta2) {
+    beta1_ = beta1, beta2_ = beta2;
+    return *this;
+  }
 };
 
 /// Adam (Kingma and Ba), as torch.optim.Adam.
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions options = {});
+  /// Adam with this learning rate and the other options' defaults.
+  Adam(std::vector<Tensor> params, double lr) : Adam(std::move(params), AdamOptions(lr)) {}
   void step() override;
+  const AdamOptions& options() const noexcept { return o_; }
 
  protected:
   void adam_step(bool decoupled_weight_decay);
@@ -85,13 +115,11 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, AdamOptions options = with_default_decay());
+  /// AdamW with this learning rate and PyTorch's AdamW defaults otherwise (weight_decay 0.01).
+  AdamW(std::vector<Tensor> params, double lr) : AdamW(std::move(params), with_default_decay().lr(lr)) {}
   void step() override;
   /// AdamOptions with PyTorch's AdamW default weight_decay of 0.01.
-  static AdamOptions with_default_decay() {
-    AdamOptions o;
-    o.weight_decay = 0.01;
-    return o;
-  }
+  static AdamOptions with_default_decay() { return AdamOptions().weight_decay(0.01); }
 };
 
 }  // namespace locus::optim

@@ -42,9 +42,17 @@ class Scalar {
     else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(to_double()));
     else return static_cast<T>(to_double());
   }
-  /// The dtype this number has on its own: bool, int64 or float32 (the default float).
+  /// Converts to any C++ number type, so `float loss = t.item();` reads as in Python.
+  template <class T>
+    requires(std::is_arithmetic_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+  /* implicit */ operator T() const noexcept {
+    return to<T>();
+  }
+
+  /// The dtype this number has on its own: bool, int64 or the default dtype (float32 unless
+  /// set_default_dtype changed it).
   DType natural_dtype() const noexcept {
-    return kind_ == Kind::Bool ? DType::Bool : kind_ == Kind::Int ? DType::Int64 : kDefaultFloat;
+    return kind_ == Kind::Bool ? DType::Bool : kind_ == Kind::Int ? DType::Int64 : get_default_dtype();
   }
 
  private:

@@ -14,6 +14,7 @@
 #include "locus/detail/tensor_impl.h"
 #include "locus/device.h"
 #include "locus/dtype.h"
+#include "locus/host_values.h"
 #include "locus/scalar.h"
 #include "locus/shape.h"
 #include "locus/tensor_options.h"
@@ -56,6 +57,13 @@ class Tensor {
   Device device() const { return impl()->device(); }
   DType dtype() const { return impl()->dtype(); }
   const Shape& shape() const { return impl()->sizes(); }
+  /// LibTorch's name for shape().
+  const Shape& sizes() const { return impl()->sizes(); }
+  /// The dtype, device and requires_grad of this tensor as factory options
+  /// (`zeros(shape, x.options())` makes a tensor like x).
+  TensorOptions options() const {
+    return TensorOptions().dtype(dtype()).device(device()).requires_grad(requires_grad());
+  }
   /// Size of dim `d` (negative counts from the end). IndexError when out of range.
   int64_t size(int64_t d) const;
   const Shape& strides() const { return impl()->strides(); }
@@ -96,6 +104,15 @@ class Tensor {
   Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
   /// Same device and dtype as `other`.
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  /// Dtype conversions by name, as Python's x.half() / x.float() / x.double() / x.long() (with
+  /// a trailing _ where the name is a C++ keyword).
+  Tensor half() const { return to(DType::Float16); }
+  Tensor bfloat16() const { return to(DType::BFloat16); }
+  Tensor float_() const { return to(DType::Float32); }
+  Tensor double_() const { return to(DType::Float64); }
+  Tensor long_() const { return to(DType::Int64); }
+  Tensor int_() const { return to(DType::Int32); }
+  Tensor bool_() const { return to(DType::Bool); }
   /// To `cuda:index` (the current CUDA device when -1).
   Tensor cuda(int index = -1, bool non_blocking = false) const;
   /// To the CPU; same object when already there.
@@ -118,6 +135,10 @@ class Tensor {
   /// the dtype (DTypeError).
   template <class T>
   std::vector<T> to_vector() const;
+  /// The values with their shape, as Python's tolist(): from any device, converted to T, of a
+  /// tensor that may require grad (the values are copied out). `t.tolist<float>().at({i, j})`.
+  template <class T>
+  HostValues<T> tolist() const;
   /// Raw pointer to the first element on the tensor's own device. DTypeError if T mismatches.
   /// Waits first for a non-blocking copy still using the memory, so the pointer is safe to use.
   template <class T>

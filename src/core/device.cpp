@@ -1,5 +1,7 @@
 #include "locus/device.h"
 
+#include <algorithm>
+#include <limits>
 #include <ostream>
 #include <string>
 
@@ -56,10 +58,13 @@ Device::Device(DeviceType type, int index) : type_(type), index_(0) {
 }
 
 std::string_view Device::checked_spec(const char* spec) {
-  if (spec == nullptr)
-    throw ValueError("a device cannot be made from a null string. An integer 0 turns into one: x.to(0) means cuda:0 "
-                     "in PyTorch; in Locus write x.to(Device(\"cuda:0\")) or x.cuda()");
+  if (spec == nullptr) throw ValueError("a device cannot be made from a null string");
   return spec;
+}
+
+int Device::checked_index(int64_t index) {
+  if (index < 0) throw ValueError("Device index must not be negative, got " + std::to_string(index));
+  return static_cast<int>(std::min<int64_t>(index, std::numeric_limits<int>::max()));
 }
 
 Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {

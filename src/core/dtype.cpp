@@ -1,8 +1,25 @@
 #include "locus/dtype.h"
 
+#include <atomic>
 #include <ostream>
+#include <string>
+
+#include "locus/errors.h"
 
 namespace locus {
+
+namespace {
+std::atomic<DType> g_default_dtype{kDefaultFloat};
+}  // namespace
+
+DType get_default_dtype() noexcept { return g_default_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(DType dtype) {
+  if (!is_floating_point(dtype))
+    throw DTypeError("set_default_dtype: only floating-point types are supported as the default type, got " +
+                     std::string(dtype_name(dtype)));
+  g_default_dtype.store(dtype, std::memory_order_relaxed);
+}
 
 std::string_view dtype_name(DType t) noexcept {
   switch (t) {

@@ -127,7 +127,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     print_dim(os, host, cells, width, summarize, cursor, 7);
   }
   if (!t.device().is_cpu()) os << ", device='" << t.device() << "'";
-  const bool default_dtype = t.dtype() == kDefaultFloat || t.dtype() == DType::Int64 || t.dtype() == DType::Bool;
+  const bool default_dtype = t.dtype() == get_default_dtype() || t.dtype() == DType::Int64 || t.dtype() == DType::Bool;
   if (!default_dtype) os << ", dtype=" << t.dtype();
   if (t.requires_grad()) os << ", requires_grad=True";
   return os << ")";

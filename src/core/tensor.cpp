@@ -61,6 +61,12 @@ std::vector<T> Tensor::to_vector() const {
 }
 
 template <class T>
+HostValues<T> Tensor::tolist() const {
+  const Tensor host = detach().to(Device(DeviceType::CPU), dtype_of<T>()).contiguous();
+  return HostValues<T>{shape(), host.to_vector<T>()};
+}
+
+template <class T>
 T* Tensor::data_ptr() const {
   if (dtype() != dtype_of<T>())
     throw DTypeError("data_ptr<" + std::string(dtype_name(dtype_of<T>())) + ">() called on a " + std::string(dtype_name(dtype())) + " tensor");
@@ -73,6 +79,7 @@ T* Tensor::data_ptr() const {
 #define LOCUS_INSTANTIATE(T)                        \
   template T Tensor::item<T>() const;               \
   template std::vector<T> Tensor::to_vector<T>() const; \
+  template HostValues<T> Tensor::tolist<T>() const;     \
   template T* Tensor::data_ptr<T>() const;
 LOCUS_INSTANTIATE(bool)
 LOCUS_INSTANTIATE(uint8_t)

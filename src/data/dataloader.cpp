@@ -65,15 +65,15 @@ Example assemble(const Dataset& dataset, const std::vector<int64_t>& indices, bo
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(options) {
   if (!dataset_) throw ValueError("DataLoader: the dataset is null");
-  if (options_.batch_size <= 0) throw ValueError("DataLoader: batch_size must be positive, got " + std::to_string(options_.batch_size));
-  if (options_.num_workers < 0) throw ValueError("DataLoader: num_workers must be >= 0");
+  if (options_.batch_size() <= 0) throw ValueError("DataLoader: batch_size must be positive, got " + std::to_string(options_.batch_size()));
+  if (options_.num_workers() < 0) throw ValueError("DataLoader: num_workers must be >= 0");
 }
 
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::size() const noexcept {
-  const int64_t n = dataset_->size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : (n + b - 1) / b;
+  const int64_t n = dataset_->size(), b = options_.batch_size();
+  return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
 DataLoader::Iterator DataLoader::begin() {
@@ -81,20 +81,20 @@ DataLoader::Iterator DataLoader::begin() {
   auto run = std::make_unique<Epoch>();
   std::vector<int64_t> order(static_cast<size_t>(dataset_->size()));
   std::iota(order.begin(), order.end(), 0);
-  if (options_.shuffle) {
-    std::mt19937_64 rng(options_.seed * 0x9E3779B97F4A7C15ull + epoch_);
+  if (options_.shuffle()) {
+    std::mt19937_64 rng(options_.seed() * 0x9E3779B97F4A7C15ull + epoch_);
     std::shuffle(order.begin(), order.end(), rng);
   }
   ++epoch_;
-  const size_t b = static_cast<size_t>(options_.batch_size);
+  const size_t b = static_cast<size_t>(options_.batch_size());
   for (size_t i = 0; i < order.size(); i += b) {
-    if (options_.drop_last && i + b > order.size()) break;
+    if (options_.drop_last() && i + b > order.size()) break;
     run->batches.emplace_back(order.begin() + static_cast<long>(i), order.begin() + static_cast<long>(std::min(i + b, order.size())));
   }
-  if (options_.num_workers > 0 && !run->batches.empty()) {
+  if (options_.num_workers() > 0 && !run->batches.empty()) {
     run->slots.resize(run->batches.size());
-    run->window = static_cast<size_t>(2 * options_.num_workers);
-    for (int w = 0; w < options_.num_workers; ++w)
+    run->window = static_cast<size_t>(2 * options_.num_workers());
+    for (int w = 0; w < options_.num_workers(); ++w)
       run->workers.emplace_back([this, e = run.get()] {
         for (;;) {
           size_t k;
@@ -105,7 +105,7 @@ DataLoader::Iterator DataLoader::begin() {
             k = e->next_claim++;
           }
           try {
-            Example ex = assemble(*dataset_, e->batches[k], options_.pin_memory);
+            Example ex = assemble(*dataset_, e->batches[k], options_.pin_memory());
             std::lock_guard lock(e->mutex);
             e->slots[k] = std::move(ex);
           } catch (...) {
@@ -134,7 +134,7 @@ void DataLoader::advance() {
   auto produce = [&](size_t k) -> Example {
     Example ex;
     if (e.workers.empty()) {
-      ex = assemble(*dataset_, e.batches[k], options_.pin_memory);
+      ex = assemble(*dataset_, e.batches[k], options_.pin_memory());
     } else {
       std::unique_lock lock(e.mutex);
       e.cv.wait(lock, [&] { return e.slots[k].has_value() || e.error; });
@@ -145,10 +145,10 @@ void DataLoader::advance() {
       lock.unlock();
       e.cv.notify_all();
     }
-    if (options_.device) {
+    if (options_.device()) {
       NoGradGuard no_grad;
-      ex.data = ex.data.to(*options_.device, /*non_blocking=*/true);
-      ex.target = ex.target.to(*options_.device, /*non_blocking=*/true);
+      ex.data = ex.data.to(*options_.device(), /*non_blocking=*/true);
+      ex.target = ex.target.to(*options_.device(), /*non_blocking=*/true);
     }
     return ex;
   };
@@ -160,7 +160,7 @@ void DataLoader::advance() {
   }
   e.current = e.has_ahead ? std::move(e.ahead) : produce(k);
   e.has_ahead = false;
-  if (options_.device && k + 1 < e.batches.size()) {
+  if (options_.device() && k + 1 < e.batches.size()) {
     e.ahead = produce(k + 1);
     e.has_ahead = true;
   }

@@ -3,6 +3,9 @@
 #include "locus/nn/layers.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "locus/errors.h"
 #include "locus/factories.h"
@@ -10,7 +13,7 @@
 
 namespace locus::nn {
 
-Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias) {
+LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool has_bias) {
   if (in_features <= 0 || out_features <= 0)
     throw ValueError("Linear: in_features and out_features must be positive, got " + std::to_string(in_features) +
                      " and " + std::to_string(out_features));
@@ -20,39 +23,76 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias) {
   if (has_bias) bias = register_parameter("bias", sub(mul(rand({out_features}), 2 * bound), bound));
 }
 
-Tensor Linear::forward(const Tensor& x) {
+Tensor LinearImpl::forward(const Tensor& x) {
   Tensor y = matmul(x, weight.t());
   return bias.defined() ? add(y, bias) : y;
 }
 
-Tensor ReLU::forward(const Tensor& x) { return relu(x); }
-Tensor GELU::forward(const Tensor& x) { return gelu(x); }
-Tensor Sigmoid::forward(const Tensor& x) { return sigmoid(x); }
-Tensor Tanh::forward(const Tensor& x) { return tanh(x); }
+std::string LinearImpl::extra_repr() const {
+  return "in_features=" + std::to_string(weight.size(1)) + ", out_features=" + std::to_string(weight.size(0)) +
+         ", bias=" + (bias.defined() ? "True" : "False");
+}
 
-Dropout::Dropout(double p) : p_(p) {
+Tensor ReLUImpl::forward(const Tensor& x) { return relu(x); }
+Tensor GELUImpl::forward(const Tensor& x) { return gelu(x); }
+Tensor SigmoidImpl::forward(const Tensor& x) { return sigmoid(x); }
+Tensor TanhImpl::forward(const Tensor& x) { return tanh(x); }
+
+namespace {
+
+// A double as Python's repr writes it: 0.5, 0.1, 1e-05 (shortest round trip).
+std::string python_float(double v) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
+DropoutImpl::DropoutImpl(double p) : p_(p) {
   if (!(p >= 0 && p < 1)) throw ValueError("Dropout: p must be in [0, 1), got " + std::to_string(p));
 }
 
-Tensor Dropout::forward(const Tensor& x) {
+std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
+
+Tensor DropoutImpl::forward(const Tensor& x) {
   if (!is_training() || p_ == 0) return x;
   const Tensor keep = ge(rand(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device())), p_).to(x.dtype());
   return mul(x, mul(keep, 1.0 / (1.0 - p_)));
 }
 
-Tensor Flatten::forward(const Tensor& x) { return x.flatten(start_, end_); }
+Tensor FlattenImpl::forward(const Tensor& x) { return x.flatten(start_, end_); }
 
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules)
-    : Sequential(std::vector<std::shared_ptr<Module>>(modules)) {}
-
-Sequential::Sequential(const std::vector<std::shared_ptr<Module>>& modules) : modules_(modules) {
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    if (!modules_[i]) throw ValueError("Sequential: module " + std::to_string(i) + " is null");
-    register_module(std::to_string(i), modules_[i]);
-  }
+std::string FlattenImpl::extra_repr() const {
+  return "start_dim=" + std::to_string(start_) + ", end_dim=" + std::to_string(end_);
 }
 
-Tensor Sequential::forward(const Tensor& x) {
+SequentialImpl::SequentialImpl(std::initializer_list<AnyModule> modules)
+    : SequentialImpl(std::vector<AnyModule>(modules)) {}
+
+SequentialImpl::SequentialImpl(const std::vector<AnyModule>& modules) {
+  for (const AnyModule& m : modules) push_back(m);
+}
+
+void SequentialImpl::push_back(const AnyModule& module) {
+  if (!module.ptr()) throw ValueError("Sequential: module " + std::to_string(modules_.size()) + " is empty");
+  register_module(std::to_string(modules_.size()), module.ptr());
+  modules_.push_back(module.ptr());
+}
+
+std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
+  if (i >= modules_.size())
+    throw IndexError("Sequential: index " + std::to_string(i) + " is out of range for " + std::to_string(modules_.size()) +
+                     " modules");
+  return modules_[i];
+}
+
+Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor y = x;
   for (auto& m : modules_) y = m->forward(y);
   return y;

@@ -85,28 +85,28 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
   const Tensor t = target.reshape({-1});
   Tensor picked;
   std::optional<int64_t> counted;  // targets that count, when known on the host
-  const bool ignore_is_a_class = options.ignore_index >= 0 && options.ignore_index < c;
+  const bool ignore_is_a_class = options.ignore_index() >= 0 && options.ignore_index() < c;
   {
     NoGradGuard no_grad;
     // Checked without a wait on cuda (Note [Deferred checks]); a target out of range matches no
     // class below, so nothing reads outside the logits meanwhile.
-    counted = ops::check_range(op_id, ops::CheckKind::TargetOutOfBounds, t, c, options.ignore_index);
+    counted = ops::check_range(op_id, ops::CheckKind::TargetOutOfBounds, t, c, options.ignore_index());
     // A one-hot mask picks log_probs[i, target[i]] with ops autograd already knows. An ignored
     // target outside [0, C) (the default -100) matches no class, so its row is zero already;
     // one inside needs masking.
     Tensor onehot = arange(c, TensorOptions().device(log_probs.device())).view({1, c}) == t.view({-1, 1});
-    if (ignore_is_a_class) onehot = logical_and(onehot, (t != options.ignore_index).view({-1, 1}));
+    if (ignore_is_a_class) onehot = logical_and(onehot, (t != options.ignore_index()).view({-1, 1}));
     picked = onehot.to(log_probs.dtype());
   }
   const Tensor losses = -(flat.input * picked).sum(1);
-  switch (options.reduction) {
+  switch (options.reduction()) {
     case Reduction::None: return losses.reshape(flat.target_shape);
     case Reduction::Sum: return losses.sum();
     default: {
       // The mean over the targets that count. When none does, the loss is NaN and, as in
       // PyTorch, the gradient 0 (not 0/0).
       if (counted) return *counted > 0 ? losses.sum() / static_cast<double>(*counted) : losses.sum() * 0.0 + NAN;
-      const Tensor count = (t != options.ignore_index).sum();  // on the device: no wait
+      const Tensor count = (t != options.ignore_index()).sum();  // on the device: no wait
       const Tensor mean = losses.sum() / clamp(count, 1);
       return where(count == 0, full({}, NAN, TensorOptions().dtype(mean.dtype()).device(mean.device())), mean);
     }
@@ -128,7 +128,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLoss
       shape_error("cross_entropy", logits, target, "class probabilities of the input's shape (a floating target), or int64 class indices");
     // Class probabilities: -sum_c p * log_softmax, one value per sample (and position).
     const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
-    return reduce(losses, options.reduction);
+    return reduce(losses, options.reduction());
   }
   return nll(log_softmax(logits, class_dim), target, options, OpId::CrossEntropy);
 }

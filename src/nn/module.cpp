@@ -2,6 +2,10 @@
 
 #include "locus/nn/module.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
 #include <sstream>
 
 #include "locus/autograd.h"
@@ -9,6 +13,66 @@
 #include "locus/ops.h"
 
 namespace locus::nn {
+
+std::string module_type_name(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : type.name();
+  // Keep the class's own name: "locus::nn::LinearImpl" and "(anonymous namespace)::NetImpl"
+  // print as "Linear" and "Net", as PyTorch prints type(module).__name__.
+  if (const size_t lt = name.find('<'); lt != std::string::npos) name.erase(lt);
+  if (const size_t colon = name.rfind("::"); colon != std::string::npos) name.erase(0, colon + 2);
+  if (name.size() > 4 && name.ends_with("Impl")) name.erase(name.size() - 4);
+  return name;
+}
+
+Tensor Module::forward(const Tensor&) {
+  throw NotImplementedError("Module [" + name() + "] is missing the required \"forward\" function (or takes other arguments than one tensor)");
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  if (!module) throw ValueError("register_module: '" + name + "' is an empty module");
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw ValueError("register_module: a submodule name must be non-empty and without '.', got '" + name + "'");
+  for (const auto& [existing, child] : children_)
+    if (existing == name) throw ValueError("register_module: '" + name + "' is already registered");
+  children_.emplace_back(name, std::move(module));
+}
+
+namespace {
+
+// Indents every line but the first (PyTorch's _addindent), so nested modules line up.
+std::string indent_following_lines(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Module::repr() const {
+  std::vector<std::string> lines;
+  const std::string extra = extra_repr();
+  size_t extra_lines = 0;
+  if (!extra.empty()) {
+    std::istringstream in(extra);
+    for (std::string line; std::getline(in, line);) lines.push_back(line), ++extra_lines;
+  }
+  for (const auto& [child_name, child] : children_)
+    lines.push_back("(" + child_name + "): " + indent_following_lines(child->repr()));
+  std::string out = name() + "(";
+  if (extra_lines == 1 && children_.empty()) out += lines[0];
+  else if (!lines.empty()) {
+    out += "\n";
+    for (const std::string& line : lines) out += "  " + line + "\n";
+  }
+  return out + ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
 
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   if (value.is_floating_point() && !value.requires_grad()) value.requires_grad_(true);
@@ -44,11 +108,11 @@ std::vector<Tensor> Module::parameters() const {
   return out;
 }
 
-void Module::move(std::optional<Device> device, std::optional<DType> dtype) {
+void Module::move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking) {
   NoGradGuard no_grad;
   auto moved = [&](const Tensor& t) {
     const DType to_dtype = dtype && t.is_floating_point() ? *dtype : t.dtype();
-    return t.to(device.value_or(t.device()), to_dtype);
+    return t.to(device.value_or(t.device()), to_dtype, non_blocking);
   };
   for (auto& [name, t] : named_parameters()) {
     t.set_data(moved(t));
@@ -57,16 +121,16 @@ void Module::move(std::optional<Device> device, std::optional<DType> dtype) {
   for (auto& [name, t] : named_buffers()) t.set_data(moved(t));
 }
 
-Module& Module::to(Device device) {
-  move(device, std::nullopt);
+Module& Module::to(Device device, bool non_blocking) {
+  move(device, std::nullopt, non_blocking);
   return *this;
 }
-Module& Module::to(DType dtype) {
-  move(std::nullopt, dtype);
+Module& Module::to(DType dtype, bool non_blocking) {
+  move(std::nullopt, dtype, non_blocking);
   return *this;
 }
-Module& Module::to(Device device, DType dtype) {
-  move(device, dtype);
+Module& Module::to(Device device, DType dtype, bool non_blocking) {
+  move(device, dtype, non_blocking);
   return *this;
 }
 

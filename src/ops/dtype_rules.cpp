@@ -39,7 +39,7 @@ ElementwiseDtypes resolve_dtypes(OpId op, DType common) {
       if (common == DType::Bool) throw DTypeError(bool_refusal(op));
       return {common, common};
     case DtypeRule::Floating: {
-      const DType f = is_floating_point(common) ? common : kDefaultFloat;
+      const DType f = is_floating_point(common) ? common : get_default_dtype();
       return {f, f};
     }
     case DtypeRule::FloatOnly:

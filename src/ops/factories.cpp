@@ -122,20 +122,30 @@ template <class T>
 Tensor tensor(const std::vector<T>& values, TensorOptions options) {
   return tensor(values, Shape{static_cast<int64_t>(values.size())}, options);
 }
-template <class T>
-Tensor tensor(std::initializer_list<T> values, TensorOptions options) {
-  return tensor(std::vector<T>(values), options);
-}
-template <class T>
-Tensor tensor(T value, TensorOptions options) {
-  return tensor(std::vector<T>{value}, Shape{}, options);
+Tensor tensor(const TensorLiteral& data, TensorOptions options) {
+  const Shape shape = data.shape();
+  const std::vector<Scalar> values = data.flatten();
+  const DType dtype = options.dtype_or(data.natural_dtype());
+  // Each number converts straight to the target dtype (an int64 beyond 2^53 stays exact).
+  if (dtype == DType::Bool) {
+    std::vector<bool> v;
+    for (const Scalar& s : values) v.push_back(s.to<bool>());
+    return tensor(v, shape, options.dtype(dtype));
+  }
+  if (is_integral(dtype)) {
+    std::vector<int64_t> v;
+    for (const Scalar& s : values) v.push_back(s.to_int64());
+    return tensor(v, shape, options.dtype(dtype));
+  }
+  std::vector<double> v;
+  for (const Scalar& s : values) v.push_back(s.to_double());
+  return tensor(v, shape, options.dtype(dtype));
 }
 
 #define LOCUS_TENSOR_FACTORY(T)                                                         \
-  template Tensor tensor<T>(std::initializer_list<T>, TensorOptions);                   \
   template Tensor tensor<T>(const std::vector<T>&, TensorOptions);                      \
   template Tensor tensor<T>(const std::vector<T>&, const Shape&, TensorOptions);        \
-  template Tensor tensor<T>(T, TensorOptions);
+
 LOCUS_TENSOR_FACTORY(bool)
 LOCUS_TENSOR_FACTORY(uint8_t)
 LOCUS_TENSOR_FACTORY(int8_t)
@@ -157,9 +167,9 @@ Tensor filled(const Shape& shape, const Scalar& value, const TensorOptions& opti
 }
 }  // namespace
 
-Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, options, kDefaultFloat, "empty"); }
-Tensor zeros(const Shape& shape, TensorOptions options) { return filled(shape, 0, options, kDefaultFloat, "zeros"); }
-Tensor ones(const Shape& shape, TensorOptions options) { return filled(shape, 1, options, kDefaultFloat, "ones"); }
+Tensor empty(const Shape& shape, TensorOptions options) { return make(shape, options, get_default_dtype(), "empty"); }
+Tensor zeros(const Shape& shape, TensorOptions options) { return filled(shape, 0, options, get_default_dtype(), "zeros"); }
+Tensor ones(const Shape& shape, TensorOptions options) { return filled(shape, 1, options, get_default_dtype(), "ones"); }
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions options) {
   ops::check_fits(value, options.dtype_or(value.natural_dtype()), OpId::Fill);
   return filled(shape, value, options, value.natural_dtype(), "full");
@@ -169,7 +179,7 @@ Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
   const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
-  const DType dtype = options.dtype_or(floating ? kDefaultFloat : DType::Int64);
+  const DType dtype = options.dtype_or(floating ? get_default_dtype() : DType::Int64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st))
     throw ValueError("[locus::arange] start, end and step must be finite");
@@ -188,7 +198,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
   if (steps < 0) throw ValueError("[locus::linspace] number of steps must be non-negative");
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  return generate(OpId::Arange, Shape{steps}, options, kDefaultFloat, start, step);
+  return generate(OpId::Arange, Shape{steps}, options, get_default_dtype(), start, step);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
@@ -204,14 +214,14 @@ Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
 }
 
 Tensor rand(const Shape& shape, TensorOptions options) {
-  const Tensor t = generate(OpId::Rand, shape, options.requires_grad(false), kDefaultFloat, 0, 1);
+  const Tensor t = generate(OpId::Rand, shape, options.requires_grad(false), get_default_dtype(), 0, 1);
   if (!is_floating_point(t.dtype())) throw DTypeError("[locus::rand] needs a floating dtype");
   if (options.requires_grad()) t.impl()->set_requires_grad(true);
   return t;
 }
 
 Tensor randn(const Shape& shape, TensorOptions options) {
-  const Tensor t = generate(OpId::Randn, shape, options.requires_grad(false), kDefaultFloat, 0, 1);
+  const Tensor t = generate(OpId::Randn, shape, options.requires_grad(false), get_default_dtype(), 0, 1);
   if (!is_floating_point(t.dtype())) throw DTypeError("[locus::randn] needs a floating dtype");
   if (options.requires_grad()) t.impl()->set_requires_grad(true);
   return t;

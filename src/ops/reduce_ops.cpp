@@ -170,7 +170,7 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(
 namespace {
 Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   const Device device = x.device();
-  const DType dtype = is_floating_point(x.dtype()) ? x.dtype() : kDefaultFloat;
+  const DType dtype = is_floating_point(x.dtype()) ? x.dtype() : get_default_dtype();
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);
   const ops::KernelTable* k = ops::kernels_for(op, device, dtype);
   if (!k) return ops::run_on_cpu(device, [&](const Tensor& host) { return softmax_impl(op, host, dim); }, x);

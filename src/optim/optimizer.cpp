@@ -86,10 +86,10 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(params)), o_(options) {
   // As PyTorch's checks, written so that NaN fails them too.
-  if (!(o_.lr >= 0)) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr));
-  if (!(o_.momentum >= 0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o_.momentum));
-  if (!(o_.weight_decay >= 0)) throw ValueError("SGD: invalid weight_decay value " + std::to_string(o_.weight_decay));
-  if (o_.nesterov && (o_.momentum <= 0 || o_.dampening != 0))
+  if (!(o_.lr() >= 0)) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr()));
+  if (!(o_.momentum() >= 0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o_.momentum()));
+  if (!(o_.weight_decay() >= 0)) throw ValueError("SGD: invalid weight_decay value " + std::to_string(o_.weight_decay()));
+  if (o_.nesterov() && (o_.momentum() <= 0 || o_.dampening() != 0))
     throw ValueError("SGD: nesterov momentum requires a momentum and zero dampening");
 }
 
@@ -100,24 +100,24 @@ void SGD::step() {
     Tensor p = params_[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    if (o_.weight_decay != 0) g = add(g, p, o_.weight_decay);
-    if (o_.momentum != 0) {
+    if (o_.weight_decay() != 0) g = add(g, p, o_.weight_decay());
+    if (o_.momentum() != 0) {
       const bool first = !has_state(i, "momentum_buffer");
       Tensor& buf = state(i, "momentum_buffer");
       if (first) buf.copy_(g);
-      else buf.mul_(o_.momentum).add_(g, 1 - o_.dampening);
-      g = o_.nesterov ? add(g, buf, o_.momentum) : buf;
+      else buf.mul_(o_.momentum()).add_(g, 1 - o_.dampening());
+      g = o_.nesterov() ? add(g, buf, o_.momentum()) : buf;
     }
-    p.add_(g, -o_.lr);
+    p.add_(g, -o_.lr());
   }
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Optimizer(std::move(params)), o_(options) {
-  if (!(o_.lr >= 0)) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr));
-  if (!(o_.eps >= 0)) throw ValueError("Adam: invalid epsilon value " + std::to_string(o_.eps));
-  if (!(o_.beta1 >= 0 && o_.beta1 < 1)) throw ValueError("Adam: invalid beta1 " + std::to_string(o_.beta1) + " (must be in [0, 1))");
-  if (!(o_.beta2 >= 0 && o_.beta2 < 1)) throw ValueError("Adam: invalid beta2 " + std::to_string(o_.beta2) + " (must be in [0, 1))");
-  if (!(o_.weight_decay >= 0)) throw ValueError("Adam: invalid weight_decay value " + std::to_string(o_.weight_decay));
+  if (!(o_.lr() >= 0)) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr()));
+  if (!(o_.eps() >= 0)) throw ValueError("Adam: invalid epsilon value " + std::to_string(o_.eps()));
+  if (!(o_.beta1() >= 0 && o_.beta1() < 1)) throw ValueError("Adam: invalid beta1 " + std::to_string(o_.beta1()) + " (must be in [0, 1))");
+  if (!(o_.beta2() >= 0 && o_.beta2() < 1)) throw ValueError("Adam: invalid beta2 " + std::to_string(o_.beta2()) + " (must be in [0, 1))");
+  if (!(o_.weight_decay() >= 0)) throw ValueError("Adam: invalid weight_decay value " + std::to_string(o_.weight_decay()));
 }
 
 void Adam::step() { adam_step(false); }
@@ -125,23 +125,23 @@ void Adam::step() { adam_step(false); }
 void Adam::adam_step(bool decoupled) {
   NoGradGuard no_grad;
   ++steps_;
-  const double bias1 = 1 - std::pow(o_.beta1, static_cast<double>(steps_));
-  const double bias2 = 1 - std::pow(o_.beta2, static_cast<double>(steps_));
+  const double bias1 = 1 - std::pow(o_.beta1(), static_cast<double>(steps_));
+  const double bias2 = 1 - std::pow(o_.beta2(), static_cast<double>(steps_));
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor p = params_[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    if (o_.weight_decay != 0) {
-      if (decoupled) p.mul_(1 - o_.lr * o_.weight_decay);
-      else g = add(g, p, o_.weight_decay);
+    if (o_.weight_decay() != 0) {
+      if (decoupled) p.mul_(1 - o_.lr() * o_.weight_decay());
+      else g = add(g, p, o_.weight_decay());
     }
     Tensor& m = state(i, "exp_avg");
     Tensor& v = state(i, "exp_avg_sq");
-    m.mul_(o_.beta1).add_(g, 1 - o_.beta1);
-    v.mul_(o_.beta2).add_(mul(g, g), 1 - o_.beta2);
+    m.mul_(o_.beta1()).add_(g, 1 - o_.beta1());
+    v.mul_(o_.beta2()).add_(mul(g, g), 1 - o_.beta2());
     // p -= lr/bias1 * m / (sqrt(v)/sqrt(bias2) + eps), PyTorch's order of operations.
-    const Tensor denom = add(div(sqrt(v), std::sqrt(bias2)), o_.eps);
-    p.sub_(div(m, denom), o_.lr / bias1);
+    const Tensor denom = add(div(sqrt(v), std::sqrt(bias2)), o_.eps());
+    p.sub_(div(m, denom), o_.lr() / bias1);
   }
 }
 

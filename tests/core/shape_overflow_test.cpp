@@ -87,15 +87,13 @@ TEST(ShapeOverflow, ViewsOfEmptyTensorsRejectWrappingShapes) {
 // Regression: `x.to(0)` compiled (0 is a null const char*) and dereferenced the null pointer.
 TEST(DeviceFromNull, IsAValueErrorNotACrash) {
   const Tensor x = ones({2});
-  try {
-    (void)x.to(0);
-    ADD_FAILURE() << "x.to(0) did not throw";
-  } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("null string"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
-  }
   const char* none = nullptr;
-  EXPECT_THROW(Device{none}, ValueError);
+  try {
+    (void)x.to(none);
+    ADD_FAILURE() << "x.to(nullptr) did not throw";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "a device cannot be made from a null string");
+  }
   EXPECT_EQ(x.sum().item<float>(), 2.f);  // and x is intact
 }
 

@@ -101,7 +101,7 @@ std::shared_ptr<data::TensorDataset> numbers(int64_t n) {
 TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   auto ds = numbers(10);
   data::DataLoaderOptions o;
-  o.batch_size = 4;
+  o.batch_size(4);
   data::DataLoader plain(ds, o);
   EXPECT_EQ(plain.size(), 3);
   std::vector<int64_t> sizes;
@@ -112,9 +112,9 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   }
   EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
   EXPECT_EQ(seen, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
-  o.drop_last = true;
-  o.shuffle = true;
-  o.seed = 7;
+  o.drop_last(true);
+  o.shuffle(true);
+  o.seed(7);
   auto epoch_order = [&](data::DataLoaderOptions opts, int epochs) {
     data::DataLoader loader(ds, opts);
     std::vector<std::vector<double>> out;
@@ -133,10 +133,10 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   EXPECT_EQ(a[0].size(), 8u);
   EXPECT_NE(a[0], a[1]);  // a new permutation each epoch
   EXPECT_EQ(epoch_order(o, 2), a);  // same seed, same orders
-  o.num_workers = 3;
+  o.num_workers(3);
   EXPECT_EQ(epoch_order(o, 2), a);  // workers change nothing but speed
-  o.device = Device("sim:1");
-  o.pin_memory = true;
+  o.device(Device("sim:1"));
+  o.pin_memory(true);
   data::DataLoader on_device(ds, o);
   for (const data::Example& b : on_device) {
     EXPECT_EQ(b.data.device(), Device("sim:1"));

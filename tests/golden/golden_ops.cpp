@@ -15,19 +15,19 @@ std::vector<Tensor> run_optimizer(const Ctx& c, const std::string& kind) {
   std::unique_ptr<optim::Optimizer> opt;
   if (kind == "sgd") {
     optim::SGDOptions o;
-    o.lr = c.f64("lr", o.lr);
-    o.momentum = c.f64("momentum", o.momentum);
-    o.dampening = c.f64("dampening", o.dampening);
-    o.weight_decay = c.f64("weight_decay", o.weight_decay);
-    o.nesterov = c.flag("nesterov");
+    o.lr(c.f64("lr", o.lr()));
+    o.momentum(c.f64("momentum", o.momentum()));
+    o.dampening(c.f64("dampening", o.dampening()));
+    o.weight_decay(c.f64("weight_decay", o.weight_decay()));
+    o.nesterov(c.flag("nesterov"));
     opt = std::make_unique<optim::SGD>(params, o);
   } else {
     optim::AdamOptions o = kind == "adamw" ? optim::AdamW::with_default_decay() : optim::AdamOptions();
-    o.lr = c.f64("lr", o.lr);
-    o.beta1 = c.f64("beta1", o.beta1);
-    o.beta2 = c.f64("beta2", o.beta2);
-    o.eps = c.f64("eps", o.eps);
-    o.weight_decay = c.f64("weight_decay", o.weight_decay);
+    o.lr(c.f64("lr", o.lr()));
+    o.beta1(c.f64("beta1", o.beta1()));
+    o.beta2(c.f64("beta2", o.beta2()));
+    o.eps(c.f64("eps", o.eps()));
+    o.weight_decay(c.f64("weight_decay", o.weight_decay()));
     if (kind == "adamw")
       opt = std::make_unique<optim::AdamW>(params, o);
     else

@@ -17,19 +17,19 @@ class NnOnEachDevice : public OnEachDevice {};
 TEST_P(NnOnEachDevice, LinearForwardMatchesTheFormulaAndBackpropagates) {
   manual_seed(1);
   nn::Linear lin(3, 2);
-  lin.to(dev());
-  EXPECT_EQ(lin.device(), dev());
+  lin->to(dev());
+  EXPECT_EQ(lin->device(), dev());
   const Tensor x = tensor(std::vector<double>{1, 2, 3, -1, 0, 4}, Shape{2, 3}).to(kFloat32).to(dev());
   const Tensor y = lin(x);
-  const std::vector<double> w = values(lin.weight), b = values(lin.bias), xv = values(x);
+  const std::vector<double> w = values(lin->weight), b = values(lin->bias), xv = values(x);
   std::vector<double> ref;
   for (int r = 0; r < 2; ++r)
     for (int o = 0; o < 2; ++o) ref.push_back(b[o] + w[o * 3] * xv[r * 3] + w[o * 3 + 1] * xv[r * 3 + 1] + w[o * 3 + 2] * xv[r * 3 + 2]);
   expect_close(y, ref, 1e-5, 1e-5);
   y.sum().backward();
-  expect_close(lin.bias.grad(), {2, 2});
-  expect_close(lin.weight.grad(), {0, 2, 7, 0, 2, 7});
-  EXPECT_EQ(lin.weight.grad().device(), dev());
+  expect_close(lin->bias.grad(), {2, 2});
+  expect_close(lin->weight.grad(), {0, 2, 7, 0, 2, 7});
+  EXPECT_EQ(lin->weight.grad().device(), dev());
 }
 
 TEST_P(NnOnEachDevice, LossesAgainstFloat64) {
@@ -64,7 +64,7 @@ TEST_P(NnOnEachDevice, LossOptionsFollowPyTorch) {
   const Tensor p = tensor(std::vector<double>{0.2, 0.3, 0.5, 1, 0, 0, 0, 0.5, 0.5}, Shape{3, 3}).to(dev());
   EXPECT_NEAR(nn::cross_entropy(x, p).item<double>(), 1.133453991677863, 1e-12);
   expect_close(nn::cross_entropy(x, p, {nn::Reduction::None}), {1.1076059644443805, 0.5514447139320511, 1.7413112966571571}, 1e-12, 1e-12);
-  EXPECT_NEAR(nn::cross_entropy(tensor({1.0, 2.0, 3.0}).to(dev()), tensor(2L).to(dev())).item<double>(), 0.4076059644443804, 1e-12);
+  EXPECT_NEAR(nn::cross_entropy(tensor({1.0, 2.0, 3.0}, kFloat64).to(dev()), tensor(2L).to(dev())).item<double>(), 0.4076059644443804, 1e-12);
   const Tensor x4 = (arange(24, TensorOptions().dtype(kFloat64)) / 10).reshape({2, 3, 2, 2}).to(dev());
   const Tensor t4 = tensor({0L, 1L, 2L, 0L, 1L, 1L, 2L, 2L}).reshape({2, 2, 2}).to(dev());
   EXPECT_NEAR(nn::cross_entropy(x4, t4).item<double>(), 1.101250513728494, 1e-12);
@@ -96,7 +96,7 @@ TEST(OptimizerArguments, InvalidValuesAreRejectedAsPyTorchDoes) {
   const Tensor w = zeros({2}).requires_grad_();
   auto sgd = [&](double lr, double momentum, double wd) {
     optim::SGDOptions o;
-    o.lr = lr, o.momentum = momentum, o.weight_decay = wd;
+    o.lr(lr), o.momentum(momentum), o.weight_decay(wd);
     return optim::SGD({w}, o);
   };
   EXPECT_THROW(sgd(-1, 0, 0), ValueError);
@@ -106,7 +106,7 @@ TEST(OptimizerArguments, InvalidValuesAreRejectedAsPyTorchDoes) {
   EXPECT_NO_THROW(sgd(0.1, 0.9, 1e-4));
   auto adam = [&](double b1, double b2, double eps, double wd) {
     optim::AdamOptions o;
-    o.beta1 = b1, o.beta2 = b2, o.eps = eps, o.weight_decay = wd;
+    o.beta1(b1), o.beta2(b2), o.eps(eps), o.weight_decay(wd);
     return optim::Adam({w}, o);
   };
   EXPECT_THROW(adam(1.0, 0.999, 1e-8, 0), ValueError);
@@ -133,7 +133,7 @@ void run(optim::Optimizer& opt, const Tensor& p, Device d, int steps) {
 TEST_P(NnOnEachDevice, SgdMomentumNesterovWeightDecayStepByStep) {
   for (const bool nesterov : {false, true}) {
     const Tensor p = tensor(Trajectory{}.p).to(dev()).requires_grad_();
-    optim::SGD opt({p}, {0.1, 0.9, 0, 0.01, nesterov});
+    optim::SGD opt({p}, optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.01).nesterov(nesterov));
     run(opt, p, dev(), 5);
     std::vector<double> ref = Trajectory{}.p, buf(4, 0);
     for (int s = 0; s < 5; ++s)
@@ -150,7 +150,7 @@ TEST_P(NnOnEachDevice, AdamAndAdamWStepByStep) {
   for (const bool decoupled : {false, true}) {
     const Tensor p = tensor(Trajectory{}.p).to(dev()).requires_grad_();
     optim::AdamOptions o;
-    o.lr = 0.01, o.weight_decay = 0.1;
+    o.lr(0.01), o.weight_decay(0.1);
     std::unique_ptr<optim::Optimizer> opt = decoupled ? std::unique_ptr<optim::Optimizer>(new optim::AdamW({p}, o))
                                                       : std::unique_ptr<optim::Optimizer>(new optim::Adam({p}, o));
     run(*opt, p, dev(), 6);
@@ -171,20 +171,20 @@ TEST_P(NnOnEachDevice, AdamAndAdamWStepByStep) {
 
 TEST(NnModule, ToMovesInPlaceAndOptimizerStateFollows) {
   manual_seed(0);
-  nn::Sequential model{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(3, 2)};
-  const std::vector<Tensor> params = model.parameters();
+  nn::Sequential model{nn::Linear(4, 3), nn::ReLU(), nn::Linear(3, 2)};
+  const std::vector<Tensor> params = model->parameters();
   ASSERT_EQ(params.size(), 4u);
-  EXPECT_EQ(model.named_parameters()[2].first, "2.weight");
-  optim::SGD opt(params, {0.1, 0.9});
+  EXPECT_EQ(model->named_parameters()[2].first, "2.weight");
+  optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9));
   const Tensor x = randn({5, 4});
   nn::cross_entropy(model(x), tensor({0L, 1L, 1L, 0L, 1L})).backward();
   opt.step();  // creates momentum buffers on the cpu
-  model.to(Device("sim:0"));
+  model->to(Device("sim:0"));
   for (const Tensor& p : params) {
     EXPECT_EQ(p.device(), Device("sim:0"));  // the optimizer's handles see the move
     EXPECT_EQ(p.grad().device(), Device("sim:0"));
   }
-  EXPECT_EQ(model.device(), Device("sim:0"));
+  EXPECT_EQ(model->device(), Device("sim:0"));
   opt.zero_grad();
   nn::cross_entropy(model(x.to(Device("sim:0"))), tensor({0L, 1L, 1L, 0L, 1L}).to(Device("sim:0"))).backward();
   opt.step();  // momentum buffers follow to sim:0
@@ -192,9 +192,9 @@ TEST(NnModule, ToMovesInPlaceAndOptimizerStateFollows) {
     if (name != "step") EXPECT_EQ(t.device(), Device("sim:0")) << name;
   // Mixed devices are reported by name.
   nn::Linear a(2, 2);
-  a.bias.set_data(a.bias.to(Device("sim:1")));
+  a->bias.set_data(a->bias.to(Device("sim:1")));
   try {
-    a.device();
+    a->device();
     FAIL();
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("'bias' on sim:1"), std::string::npos) << e.what();
@@ -205,16 +205,16 @@ TEST(NnModule, StateDictRoundTripsThroughSafetensorsAndChecksKeys) {
   manual_seed(4);
   nn::Linear a(3, 2), b(3, 2);
   const std::string path = ::testing::TempDir() + "/locus_linear.safetensors";
-  save(a.state_dict(), path);
-  b.load_state_dict(load(path));
-  EXPECT_EQ(values(b.weight), values(a.weight));
-  EXPECT_EQ(values(b.bias), values(a.bias));
-  std::map<std::string, Tensor> bad = a.state_dict();
+  save(a->state_dict(), path);
+  b->load_state_dict(load(path));
+  EXPECT_EQ(values(b->weight), values(a->weight));
+  EXPECT_EQ(values(b->bias), values(a->bias));
+  std::map<std::string, Tensor> bad = a->state_dict();
   bad.erase("bias");
-  EXPECT_THROW(b.load_state_dict(bad), ValueError);
+  EXPECT_THROW(b->load_state_dict(bad), ValueError);
   bad["bias"] = zeros({3});
-  EXPECT_THROW(b.load_state_dict(bad), ShapeError);
-  EXPECT_EQ(values(b.bias), values(a.bias));  // untouched by the failed loads
+  EXPECT_THROW(b->load_state_dict(bad), ShapeError);
+  EXPECT_EQ(values(b->bias), values(a->bias));  // untouched by the failed loads
   EXPECT_THROW(load(path + ".missing"), IOError);
 }
 
@@ -229,7 +229,7 @@ TEST(NnModule, DropoutTrainAndEval) {
   }
   EXPECT_GT(zeros_seen, 400);
   EXPECT_LT(zeros_seen, 600);
-  drop.eval();
+  drop->eval();
   EXPECT_EQ(values(drop(x)), values(x));
   EXPECT_THROW(nn::Dropout(1.0), ValueError);
 }

@@ -50,7 +50,7 @@ Tensor sweep_input(DType dtype, int64_t n) {
 std::vector<int64_t> as_int64(const Tensor& t) { return t.detach().cpu().to(kInt64).contiguous().to_vector<int64_t>(); }
 
 // What a float sum of `dtype` should print: the float64 total rounded to the result dtype.
-double rounded_to(DType dtype, double v) { return values(tensor({v}).to(dtype))[0]; }
+double rounded_to(DType dtype, double v) { return values(tensor({v}, kFloat64).to(dtype))[0]; }
 
 // Relative tolerance of a float sum: float32 accumulation over blocks, or the result dtype's
 // rounding for half and bfloat16 (whose inputs here sum exactly in float).

@@ -117,7 +117,8 @@ TEST(HostAccess, ToVectorAndItemRules) {
 TEST(Printing, LooksLikePyTorch) {
   EXPECT_EQ(to_string(tensor({1.f, 2.f, 3.f})), "tensor([1., 2., 3.])");
   EXPECT_EQ(to_string(tensor({1.f, 2.f, 3.f}).to("sim:0")), "tensor([1., 2., 3.], device='sim:0')");
-  EXPECT_EQ(to_string(tensor({1.5, 2.25})), "tensor([1.5000, 2.2500], dtype=float64)");
+  EXPECT_EQ(to_string(tensor({1.5, 2.25}, kFloat64)), "tensor([1.5000, 2.2500], dtype=float64)");
+  EXPECT_EQ(to_string(tensor({1.5, 2.25})), "tensor([1.5000, 2.2500])");  // a literal takes the default dtype
   EXPECT_EQ(to_string(tensor({1, 2})), "tensor([1, 2])");
   EXPECT_EQ(to_string(tensor({true, false})), "tensor([ True, False])");
   EXPECT_EQ(to_string(tensor(2.f)), "tensor(2.)");

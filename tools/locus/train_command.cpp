@@ -30,14 +30,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr) {
-  if (name == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{lr, 0.9});
-  optim::AdamOptions o;
-  o.lr = lr;
-  if (name == "adam") return std::make_unique<optim::Adam>(std::move(params), o);
-  if (name == "adamw") {
-    o.weight_decay = 0.01;
-    return std::make_unique<optim::AdamW>(std::move(params), o);
-  }
+  if (name == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions(lr).momentum(0.9));
+  if (name == "adam") return std::make_unique<optim::Adam>(std::move(params), lr);
+  if (name == "adamw") return std::make_unique<optim::AdamW>(std::move(params), lr);
   throw ValueError("--optimizer must be sgd, adam or adamw, not '" + name + "'");
 }
 
@@ -45,7 +40,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::v
 double accuracy(nn::Module& model, const data::TensorDataset& test, Device device) {
   NoGradGuard no_grad;
   model.eval();
-  data::DataLoader loader(std::make_shared<data::TensorDataset>(test), {1000, false, 0, false, 0, false, device});
+  data::DataLoader loader(std::make_shared<data::TensorDataset>(test), data::DataLoaderOptions(1000).device(device));
   Tensor correct = zeros({}, TensorOptions().dtype(kInt64).device(device));
   for (const data::Example& b : loader) correct = add(correct, eq(argmax(model(b.data), 1), b.target).sum());
   model.train();
@@ -74,14 +69,12 @@ void run_train(const TrainArgs& a) {
   auto model = make_mlp();
   model->to(where);  // once, at startup
   auto opt = make_optimizer(a.optimizer, model->parameters(), a.lr);
-  data::DataLoaderOptions lo;
-  lo.batch_size = a.batch_size;
-  lo.shuffle = true;
-  lo.seed = a.seed;
-  lo.num_workers = a.workers;
-  lo.pin_memory = where.is_cuda();
-  lo.device = where;
-  data::DataLoader loader(train_set, lo);
+  data::DataLoader loader(train_set, data::DataLoaderOptions(a.batch_size)
+                                        .shuffle(true)
+                                        .seed(a.seed)
+                                        .num_workers(a.workers)
+                                        .pin_memory(where.is_cuda())
+                                        .device(where));
   double total_time = 0, acc = 0;
   for (int epoch = 1; epoch <= a.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -90,7 +83,7 @@ void run_train(const TrainArgs& a) {
     double shown_loss = 0;
     for (const data::Example& batch : loader) {
       opt->zero_grad();
-      const Tensor loss = nn::cross_entropy((*model)(batch.data), batch.target);
+      const Tensor loss = nn::cross_entropy(model(batch.data), batch.target);
       loss.backward();
       opt->step();
       seen += batch.data.size(0);

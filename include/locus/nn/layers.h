@@ -1,73 +1,134 @@
 #pragma once
 /// \file layers.h
-/// The layers of torch.nn that the tutorials use.
+/// The layers of torch.nn that the tutorials use, each an `...Impl` module class with its
+/// handle (`nn::Linear` shares an `nn::LinearImpl`; module_holder.h).
 
 #include <initializer_list>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "locus/nn/module.h"
+#include "locus/nn/module_holder.h"
 
 namespace locus::nn {
 
 /// y = x W^T + b, W of shape [out, in], initialised like PyTorch (uniform in +-1/sqrt(in)).
-class Linear : public Module {
+class LinearImpl : public Module {
  public:
-  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  LinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
   Tensor weight, bias;
 };
+LOCUS_MODULE(Linear);
 
-class ReLU : public Module {
+/// max(x, 0).
+class ReLUImpl : public Module {
  public:
   Tensor forward(const Tensor& x) override;
 };
-class GELU : public Module {
+LOCUS_MODULE(ReLU);
+
+/// The exact (erf) GELU.
+class GELUImpl : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override { return "approximate='none'"; }
+};
+LOCUS_MODULE(GELU);
+
+/// 1 / (1 + exp(-x)).
+class SigmoidImpl : public Module {
  public:
   Tensor forward(const Tensor& x) override;
 };
-class Sigmoid : public Module {
+LOCUS_MODULE(Sigmoid);
+
+/// tanh(x).
+class TanhImpl : public Module {
  public:
   Tensor forward(const Tensor& x) override;
 };
-class Tanh : public Module {
- public:
-  Tensor forward(const Tensor& x) override;
-};
+LOCUS_MODULE(Tanh);
 
 /// Zeroes each element with probability p in training mode and scales the rest by 1/(1-p);
 /// the identity in eval mode. ValueError unless 0 <= p < 1.
-class Dropout : public Module {
+class DropoutImpl : public Module {
  public:
-  explicit Dropout(double p = 0.5);
+  explicit DropoutImpl(double p = 0.5);
   Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  double p() const noexcept { return p_; }
 
  private:
   double p_;
 };
+LOCUS_MODULE(Dropout);
 
 /// Flattens dims start_dim..end_dim (default: all but the batch dim).
-class Flatten : public Module {
+class FlattenImpl : public Module {
  public:
-  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : start_(start_dim), end_(end_dim) {}
+  explicit FlattenImpl(int64_t start_dim = 1, int64_t end_dim = -1) : start_(start_dim), end_(end_dim) {}
   Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
 
  private:
   int64_t start_, end_;
 };
+LOCUS_MODULE(Flatten);
 
 /// Runs its modules in order; they are named "0", "1", ... as in PyTorch.
-class Sequential : public Module {
+class SequentialImpl : public Module {
  public:
-  Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
-  explicit Sequential(const std::vector<std::shared_ptr<Module>>& modules);
+  SequentialImpl() = default;
+  SequentialImpl(std::initializer_list<AnyModule> modules);
+  explicit SequentialImpl(const std::vector<AnyModule>& modules);
   Tensor forward(const Tensor& x) override;
-  /// The i-th module.
-  std::shared_ptr<Module> operator[](size_t i) const { return modules_.at(i); }
+  /// Appends a module, named by its position.
+  void push_back(const AnyModule& module);
+  /// The i-th module; IndexError past the end.
+  std::shared_ptr<Module> operator[](size_t i) const;
   size_t size() const noexcept { return modules_.size(); }
 
  private:
   std::vector<std::shared_ptr<Module>> modules_;
+};
+
+/// The handle of SequentialImpl, built from handles as PyTorch's nn.Sequential(...):
+/// `nn::Sequential{nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10)}`.
+class Sequential : public ModuleHolder<SequentialImpl> {
+ public:
+  /// An empty Sequential to push_back into.
+  Sequential() : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>()) {}
+  Sequential(std::nullptr_t) noexcept : ModuleHolder<SequentialImpl>(nullptr) {}
+  Sequential(std::shared_ptr<SequentialImpl> impl) noexcept : ModuleHolder<SequentialImpl>(std::move(impl)) {}
+  /// From a braced list of modules.
+  Sequential(std::initializer_list<AnyModule> modules)
+      : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>(modules)) {}
+  /// From modules given as arguments: `nn::Sequential(nn::Linear(4, 3), nn::ReLU())`.
+  template <class... M>
+    requires(sizeof...(M) >= 2 && (std::is_convertible_v<M, AnyModule> && ...))
+  explicit Sequential(M&&... modules) : Sequential({AnyModule(std::forward<M>(modules))...}) {}
+  /// From a vector of modules.
+  explicit Sequential(const std::vector<AnyModule>& modules)
+      : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>(modules)) {}
+  /// Moves the modules in place (Module::to) and returns this handle.
+  Sequential to(Device device, bool non_blocking = false) const {
+    (*this)->to(device, non_blocking);
+    return *this;
+  }
+  /// Converts the modules' floating tensors in place and returns this handle.
+  Sequential to(DType dtype, bool non_blocking = false) const {
+    (*this)->to(dtype, non_blocking);
+    return *this;
+  }
+  /// Both at once.
+  Sequential to(Device device, DType dtype, bool non_blocking = false) const {
+    (*this)->to(device, dtype, non_blocking);
+    return *this;
+  }
 };
 
 }  // namespace locus::nn

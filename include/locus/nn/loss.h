@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "locus/arg.h"
 #include "locus/tensor.h"
 
 namespace locus::nn {
@@ -11,12 +12,17 @@ namespace locus::nn {
 /// How a loss folds its per-element values: their mean, their sum, or none (the values).
 enum class Reduction { Mean, Sum, None };
 
-/// Options of nll_loss and cross_entropy.
+/// Options of nll_loss and cross_entropy, set by name in any order:
+/// `ClassLossOptions().ignore_index(0).reduction(Reduction::Sum)`.
 struct ClassLossOptions {
-  Reduction reduction = Reduction::Mean;
+  /// Both options at once, in this order (`ClassLossOptions(Reduction::Sum)`).
+  ClassLossOptions(Reduction reduction = Reduction::Mean, int64_t ignore_index = -100)
+      : reduction_(reduction), ignore_index_(ignore_index) {}
+  /// How the per-target losses are folded.
+  LOCUS_ARG(Reduction, reduction);
   /// Targets equal to this class contribute nothing, and the mean is over the others (as
   /// PyTorch: -100 by default, so padding can be marked without a mask).
-  int64_t ignore_index = -100;
+  LOCUS_ARG(int64_t, ignore_index);
 };
 
 /// (input - target)^2, reduced. ShapeError when the shapes differ.

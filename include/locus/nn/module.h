@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -16,13 +18,20 @@ namespace locus::nn {
 /// A named tensor (parameter or buffer), as named_parameters() lists them ("0.weight").
 using NamedTensor = std::pair<std::string, Tensor>;
 
+/// A module class's name as PyTorch prints it: no namespace, no "Impl" suffix ("Linear").
+std::string module_type_name(const std::type_info& type);
+
 /// Base of every layer and model. Holds its parameters (tensors that require grad), buffers
 /// (state without gradients) and submodules by name. Not thread-safe: one thread trains a model.
+/// Layers are used through their handles (nn::Linear shares an nn::LinearImpl; module_holder.h).
 class Module {
  public:
   virtual ~Module() = default;
-  /// The computation. Modules here take and return one tensor.
-  virtual Tensor forward(const Tensor& x) = 0;
+  /// The computation of a module that takes and returns one tensor, as Sequential calls it.
+  /// Modules with other signatures (the losses' forward(input, target)) define their own
+  /// forward instead; calling this one on them, or on a module that defines none, raises
+  /// NotImplementedError as PyTorch does.
+  virtual Tensor forward(const Tensor& x);
   Tensor operator()(const Tensor& x) { return forward(x); }
 
   /// Every parameter, this module's first, then each submodule's, in registration order.
@@ -34,10 +43,12 @@ class Module {
 
   /// Moves every parameter, its gradient and every buffer to `device` (and/or converts floating
   /// ones to `dtype`) in place: tensors keep their identity, so an optimizer built before the
-  /// move keeps working (its state follows at the next step, or with Optimizer::to).
-  Module& to(Device device);
-  Module& to(DType dtype);
-  Module& to(Device device, DType dtype);
+  /// move keeps working (its state follows at the next step, or with Optimizer::to). With
+  /// `non_blocking`, copies from pinned memory may overlap (Tensor::to). Returns this module,
+  /// so calls chain: `model->to(device).eval()`.
+  Module& to(Device device, bool non_blocking = false);
+  Module& to(DType dtype, bool non_blocking = false);
+  Module& to(Device device, DType dtype, bool non_blocking = false);
   /// The one device of all parameters and buffers (cpu for a module with none); ValueError
   /// naming two of them when they are spread over several.
   Device device() const;
@@ -55,22 +66,43 @@ class Module {
   /// unexpected key throws ValueError naming it; a shape mismatch always throws ShapeError.
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
 
+  /// The class name print(model) shows ("Linear", or a user module's "Net").
+  virtual std::string name() const { return module_type_name(typeid(*this)); }
+  /// What print(model) shows inside the parentheses ("in_features=784, ..."), as PyTorch's
+  /// extra_repr; empty by default.
+  virtual std::string extra_repr() const { return {}; }
+  /// The module tree as PyTorch's repr(model), children indented under their names.
+  std::string repr() const;
+
  protected:
   /// Registers a parameter (it is made to require grad) and returns a handle to it.
   Tensor register_parameter(const std::string& name, Tensor value);
   Tensor register_buffer(const std::string& name, Tensor value);
+  /// Registers a submodule under `name` (its tensors become "name.weight", ...) and returns it:
+  /// `fc1 = register_module("fc1", nn::Linear(784, 64));`. ValueError for an empty module.
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
-    children_.emplace_back(name, module);
+    add_child(name, module);
+    return module;
+  }
+  /// The same for a module handle (nn::Linear, a LOCUS_MODULE); returns the handle.
+  template <class Handle>
+    requires requires(const Handle& h) { h.ptr(); typename Handle::ContainedType; }
+  Handle register_module(const std::string& name, Handle module) {
+    add_child(name, module.ptr());
     return module;
   }
 
  private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
   void collect(const std::string& prefix, bool params, std::vector<NamedTensor>& out) const;
-  void move(std::optional<Device> device, std::optional<DType> dtype);
+  void move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking);
   std::vector<NamedTensor> parameters_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
+
+/// Prints module.repr(): `std::cout << *model`.
+std::ostream& operator<<(std::ostream& os, const Module& module);
 
 }  // namespace locus::nn

@@ -1,0 +1,19 @@
+#pragma once
+/// \file arg.h
+/// LOCUS_ARG: an option with a chainable setter and a getter of the same name, so option
+/// structs read like keyword arguments in any order: `SGDOptions(0.1).momentum(0.9)`.
+
+/// Declares option `name` of type T: `o.name(v)` sets it and returns the options (to chain),
+/// `o.name()` reads it. Follow it with its default: `LOCUS_ARG(double, lr) = 0.01;`.
+#define LOCUS_ARG(T, name)                      \
+ public:                                        \
+  auto& name(const T& value) {                  \
+    name##_ = value;                            \
+    return *this;                               \
+  }                                             \
+  const T& name() const noexcept {              \
+    return name##_;                             \
+  }                                             \
+                                                \
+ private:                                       \
+  T name##_

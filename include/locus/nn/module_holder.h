@@ -1,0 +1,115 @@
+#pragma once
+/// \file module_holder.h
+/// Module handles as LibTorch has them: `nn::Linear` is a cheap-to-copy handle that shares one
+/// `nn::LinearImpl`, is called like a function and reaches its members with `->`.
+
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "locus/errors.h"
+#include "locus/nn/module.h"
+
+namespace locus::nn {
+
+/// A shared handle to a module of type Impl. Copies share the module (as Python names do);
+/// `nullptr` makes an empty handle to assign later (`nn::Linear fc{nullptr};`).
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ContainedType = Impl;
+
+  /// Impl built with its default constructor (`nn::ReLU()`).
+  ModuleHolder()
+    requires std::is_default_constructible_v<Impl>
+      : impl_(std::make_shared<Impl>()) {}
+  /// An empty handle; using it before assigning a module throws ValueError.
+  ModuleHolder(std::nullptr_t) noexcept {}
+  /// Wraps an existing module.
+  ModuleHolder(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+  /// Impl built from these arguments (`nn::Linear(784, 256)`).
+  template <class Head, class... Tail>
+    requires(!(sizeof...(Tail) == 0 && (std::is_base_of_v<ModuleHolder, std::decay_t<Head>> ||
+                                         std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>> ||
+                                         std::is_same_v<std::decay_t<Head>, std::nullptr_t>)) &&
+             std::is_constructible_v<Impl, Head, Tail...>)
+  explicit ModuleHolder(Head&& head, Tail&&... tail)
+      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+
+  /// The module's members: `model->parameters()`, `fc->weight`.
+  Impl* operator->() const { return &get_checked(); }
+  Impl& operator*() const { return get_checked(); }
+  /// The shared module (null for an empty handle).
+  const std::shared_ptr<Impl>& ptr() const noexcept { return impl_; }
+  Impl* get() const noexcept { return impl_.get(); }
+  bool is_empty() const noexcept { return impl_ == nullptr; }
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
+  /// Any handle converts to the base pointer that containers and register_module keep.
+  operator std::shared_ptr<Module>() const noexcept { return impl_; }
+
+  /// Calls the module's forward with these arguments: `model(x)`, `loss_fn(out, target)`.
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return get_checked().forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  Impl& get_checked() const {
+    if (!impl_) throw ValueError("an empty " + module_type_name(typeid(Impl)) + " handle was used; construct it or assign a module first");
+    return *impl_;
+  }
+  std::shared_ptr<Impl> impl_;
+};
+
+/// Prints the module tree as PyTorch's print(model) does.
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
+  if (m.is_empty()) return os << "(empty " << module_type_name(typeid(Impl)) << ")";
+  return os << *m;
+}
+
+/// Any module handle or pointer, as Sequential and register_module take them.
+class AnyModule {
+ public:
+  template <class Impl>
+  AnyModule(const ModuleHolder<Impl>& m) : ptr_(m.ptr()) {}
+  template <class M>
+    requires std::derived_from<M, Module>
+  AnyModule(std::shared_ptr<M> m) : ptr_(std::move(m)) {}
+  /// The module (null only when built from an empty handle).
+  const std::shared_ptr<Module>& ptr() const noexcept { return ptr_; }
+
+ private:
+  std::shared_ptr<Module> ptr_;
+};
+
+}  // namespace locus::nn
+
+/// Declares the handle `Name` of a module class `NameImpl` (LibTorch's TORCH_MODULE):
+/// `struct NetImpl : nn::Module {...}; LOCUS_MODULE(Net);` then `Net net; net(x); net->fc1`.
+/// `Name(...).to(device)` returns the handle, so `auto m = nn::Linear(10, 5).to(device);` works.
+#define LOCUS_MODULE(Name)                                                                              \
+  class Name : public ::locus::nn::ModuleHolder<Name##Impl> {                                           \
+   public:                                                                                              \
+    using ::locus::nn::ModuleHolder<Name##Impl>::ModuleHolder;                                          \
+    Name(const ::locus::nn::ModuleHolder<Name##Impl>& other) : ::locus::nn::ModuleHolder<Name##Impl>(other) {} \
+    /** Moves the module in place (Module::to) and returns this handle. */                              \
+    Name to(::locus::Device device, bool non_blocking = false) const {                                  \
+      (*this)->to(device, non_blocking);                                                                \
+      return *this;                                                                                     \
+    }                                                                                                   \
+    /** Converts the module's floating tensors in place and returns this handle. */                    \
+    Name to(::locus::DType dtype, bool non_blocking = false) const {                                    \
+      (*this)->to(dtype, non_blocking);                                                                 \
+      return *this;                                                                                     \
+    }                                                                                                   \
+    /** Both at once. */                                                                                \
+    Name to(::locus::Device device, ::locus::DType dtype, bool non_blocking = false) const {            \
+      (*this)->to(device, dtype, non_blocking);                                                         \
+      return *this;                                                                                     \
+    }                                                                                                   \
+  }
