@@ -7,8 +7,8 @@
 void example() {
   using namespace locus;
   const Device device = best_device().is_cpu() ? Device("sim:0") : best_device();
-  const Tensor x_cpu = tensor({1.0f, 2.0f});
-  const Tensor x_dev = tensor({3.0f, 4.0f}).to(device);
+  const Tensor x_cpu = tensor({1.0, 2.0});
+  const Tensor x_dev = tensor({3.0, 4.0}).to(device);
   try {
     const Tensor result = x_cpu + x_dev;  // RuntimeError in PyTorch
   } catch (const DeviceMismatchError& e) {

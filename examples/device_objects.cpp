@@ -10,7 +10,7 @@ void example() {
   const Device cuda1("cuda:1");     // torch.device('cuda:1'): parsed now, checked when used
   const Device device = best_device();
   std::cout << cpu_device << " " << cuda1 << " " << device << "\n";
-  const Tensor x = tensor({1.0f, 2.0f, 3.0f});  // x = torch.tensor([1.0, 2.0, 3.0])
+  const Tensor x = tensor({1.0, 2.0, 3.0});  // x = torch.tensor([1.0, 2.0, 3.0])
   std::cout << x.device() << "\n";              // cpu
   const Tensor z = zeros({3, 4}, device);       // torch.zeros(3, 4, device=device)
   std::cout << z.device() << "\n";

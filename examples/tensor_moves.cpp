@@ -7,7 +7,7 @@
 void example() {
   using namespace locus;
   const Device device = best_device();
-  const Tensor x = tensor({1.0f, 2.0f, 3.0f});
+  const Tensor x = tensor({1.0, 2.0, 3.0});
   const Tensor x_dev = x.to(device);                 // x.to(device)
   std::cout << x_dev << "\n";
   const Tensor x_fp16 = x.to(device, kFloat16);      // x.to(device=device, dtype=torch.float16)
