@@ -64,4 +64,15 @@ Tensor randn_like(const Tensor& like, std::optional<TensorOptions> options = std
 /// Seeds the global generator. The same seed gives the same values on cpu and sim.
 void manual_seed(uint64_t seed);
 
+/// Where the global generator stands: its seed and how many counters it has handed out.
+struct RngState {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  friend bool operator==(const RngState&, const RngState&) = default;
+};
+/// The generator's state (torch.get_rng_state), to restore it later with set_rng_state.
+RngState get_rng_state();
+/// Puts the generator back where get_rng_state found it: the same random tensors follow.
+void set_rng_state(const RngState& state);
+
 }  // namespace locus

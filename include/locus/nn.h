@@ -2,6 +2,8 @@
 /// \file nn.h
 /// Everything of locus::nn: Module, the layers and the losses.
 
+#include "locus/nn/cloneable.h"
+#include "locus/nn/data_parallel.h"
 #include "locus/nn/layers.h"
 #include "locus/nn/loss.h"
 #include "locus/nn/loss_modules.h"

@@ -7,20 +7,33 @@
 #include <cstdlib>
 #include <string>
 
+#include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
 
 namespace locus::nn {
 
-LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool has_bias) {
+LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool has_bias)
+    : in_features_(in_features), out_features_(out_features), has_bias_(has_bias) {
   if (in_features <= 0 || out_features <= 0)
     throw ValueError("Linear: in_features and out_features must be positive, got " + std::to_string(in_features) +
                      " and " + std::to_string(out_features));
+  reset();
+  reset_parameters();
+}
+
+void LinearImpl::reset() {
+  weight = register_parameter("weight", empty({out_features_, in_features_}));
+  bias = has_bias_ ? register_parameter("bias", empty({out_features_})) : Tensor();
+}
+
+void LinearImpl::reset_parameters() {
   // PyTorch's default: kaiming_uniform(a=sqrt(5)) for W and the same bound for b, 1/sqrt(in).
-  const double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-  weight = register_parameter("weight", sub(mul(rand({out_features, in_features}), 2 * bound), bound));
-  if (has_bias) bias = register_parameter("bias", sub(mul(rand({out_features}), 2 * bound), bound));
+  NoGradGuard no_grad;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in_features_));
+  weight.copy_(sub(mul(rand({out_features_, in_features_}), 2 * bound), bound));
+  if (has_bias_) bias.copy_(sub(mul(rand({out_features_}), 2 * bound), bound));
 }
 
 Tensor LinearImpl::forward(const Tensor& x) {
@@ -90,6 +103,13 @@ std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
     throw IndexError("Sequential: index " + std::to_string(i) + " is out of range for " + std::to_string(modules_.size()) +
                      " modules");
   return modules_[i];
+}
+
+std::shared_ptr<Module> SequentialImpl::clone(std::optional<Device> device) const {
+  auto copy = std::make_shared<SequentialImpl>();
+  for (const auto& m : modules_) copy->push_back(AnyModule(m->clone(device)));
+  copy->train(is_training());
+  return copy;
 }
 
 Tensor SequentialImpl::forward(const Tensor& x) {

@@ -74,6 +74,34 @@ std::string Module::repr() const {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
 
+std::shared_ptr<Module> Module::clone(std::optional<Device>) const {
+  throw NotImplementedError("Module [" + name() + "] cannot be cloned: derive " + name() + "Impl from nn::Cloneable<" +
+                            name() + "Impl> and build its parameters and submodules in reset(), as in LibTorch");
+}
+
+void Module::clear_registrations() noexcept {
+  parameters_.clear();
+  buffers_.clear();
+  children_.clear();
+}
+
+void Module::copy_state_from(const Module& source, std::optional<Device> device) {
+  NoGradGuard no_grad;
+  for (const bool params : {true, false}) {
+    const std::vector<NamedTensor> from = params ? source.named_parameters() : source.named_buffers();
+    const std::vector<NamedTensor> to = params ? named_parameters() : named_buffers();
+    bool same = from.size() == to.size();
+    for (size_t i = 0; same && i < from.size(); ++i) same = from[i].first == to[i].first;
+    if (!same)
+      throw ValueError("clone: " + name() + "'s reset() registers other " + (params ? "parameters" : "buffers") +
+                       " than the module has; reset() must build the same structure every time");
+    for (size_t i = 0; i < from.size(); ++i) {
+      Tensor dst = to[i].second;
+      dst.set_data(from[i].second.detach().to(device.value_or(from[i].second.device()), false, /*copy=*/true));
+    }
+  }
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   if (value.is_floating_point() && !value.requires_grad()) value.requires_grad_(true);
   parameters_.emplace_back(name, value);

@@ -272,6 +272,19 @@ void manual_seed(uint64_t seed) {
   g.offset = 0;
 }
 
+RngState get_rng_state() {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  return {g.seed, g.offset};
+}
+
+void set_rng_state(const RngState& state) {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  g.seed = state.seed;
+  g.offset = state.offset;
+}
+
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_not_recording_into(*this, "fill_");
   ops::check_fits(value, dtype(), OpId::Fill);

@@ -9,54 +9,68 @@
 #include <type_traits>
 #include <vector>
 
+#include "locus/nn/cloneable.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
 
 namespace locus::nn {
 
 /// y = x W^T + b, W of shape [out, in], initialised like PyTorch (uniform in +-1/sqrt(in)).
-class LinearImpl : public Module {
+class LinearImpl : public Cloneable<LinearImpl> {
  public:
   LinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
+  /// Registers weight (and bias) of the configured shapes, uninitialised.
+  void reset() override;
+  /// Draws weight and bias as PyTorch's reset_parameters does.
+  void reset_parameters();
   Tensor weight, bias;
+
+ private:
+  int64_t in_features_, out_features_;
+  bool has_bias_;
 };
 LOCUS_MODULE(Linear);
 
 /// max(x, 0).
-class ReLUImpl : public Module {
+class ReLUImpl : public Cloneable<ReLUImpl> {
  public:
+  void reset() override {}
   Tensor forward(const Tensor& x) override;
 };
 LOCUS_MODULE(ReLU);
 
 /// The exact (erf) GELU.
-class GELUImpl : public Module {
+class GELUImpl : public Cloneable<GELUImpl> {
  public:
+  void reset() override {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override { return "approximate='none'"; }
 };
 LOCUS_MODULE(GELU);
 
 /// 1 / (1 + exp(-x)).
-class SigmoidImpl : public Module {
+class SigmoidImpl : public Cloneable<SigmoidImpl> {
  public:
+  void reset() override {}
   Tensor forward(const Tensor& x) override;
 };
 LOCUS_MODULE(Sigmoid);
 
 /// tanh(x).
-class TanhImpl : public Module {
+class TanhImpl : public Cloneable<TanhImpl> {
  public:
+  void reset() override {}
   Tensor forward(const Tensor& x) override;
 };
 LOCUS_MODULE(Tanh);
 
 /// Zeroes each element with probability p in training mode and scales the rest by 1/(1-p);
 /// the identity in eval mode. ValueError unless 0 <= p < 1.
-class DropoutImpl : public Module {
+class DropoutImpl : public Cloneable<DropoutImpl> {
  public:
+  void reset() override {}
   explicit DropoutImpl(double p = 0.5);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -68,8 +82,9 @@ class DropoutImpl : public Module {
 LOCUS_MODULE(Dropout);
 
 /// Flattens dims start_dim..end_dim (default: all but the batch dim).
-class FlattenImpl : public Module {
+class FlattenImpl : public Cloneable<FlattenImpl> {
  public:
+  void reset() override {}
   explicit FlattenImpl(int64_t start_dim = 1, int64_t end_dim = -1) : start_(start_dim), end_(end_dim) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
@@ -90,6 +105,8 @@ class SequentialImpl : public Module {
   void push_back(const AnyModule& module);
   /// The i-th module; IndexError past the end.
   std::shared_ptr<Module> operator[](size_t i) const;
+  /// A Sequential of clones of its modules.
+  std::shared_ptr<Module> clone(std::optional<Device> device = std::nullopt) const override;
   size_t size() const noexcept { return modules_.size(); }
 
  private:

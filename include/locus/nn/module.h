@@ -74,10 +74,22 @@ class Module {
   /// The module tree as PyTorch's repr(model), children indented under their names.
   std::string repr() const;
 
+  /// A deep copy with its own parameters and buffers (copied, on `device` when given), as
+  /// LibTorch's clone(): what DataParallel replicates. Built-in layers and Sequential have it;
+  /// a user module gets it by deriving from nn::Cloneable<NetImpl> (cloneable.h). Others raise
+  /// NotImplementedError naming the module.
+  virtual std::shared_ptr<Module> clone(std::optional<Device> device = std::nullopt) const;
+
  protected:
   /// Registers a parameter (it is made to require grad) and returns a handle to it.
   Tensor register_parameter(const std::string& name, Tensor value);
   Tensor register_buffer(const std::string& name, Tensor value);
+  /// Forgets every registered parameter, buffer and submodule (Cloneable::clone, before reset()).
+  void clear_registrations() noexcept;
+  /// Copies `source`'s parameter and buffer values into this module's tensors of the same
+  /// names (to `device` when given, else to the source tensor's device), replacing their data.
+  /// ValueError when the two modules do not have the same names.
+  void copy_state_from(const Module& source, std::optional<Device> device);
   /// Registers a submodule under `name` (its tensors become "name.weight", ...) and returns it:
   /// `fc1 = register_module("fc1", nn::Linear(784, 64));`. ValueError for an empty module.
   template <class M>
