@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "locus/arg.h"
+#include "locus/data_sampler.h"
 #include "locus/tensor.h"
 
 namespace locus::data {
@@ -78,6 +79,9 @@ struct DataLoaderOptions {
   /// Batches arrive already on this device, the next one copied (non_blocking) while the
   /// current one is used.
   LOCUS_ARG(std::optional<Device>, device);
+  /// The indices of each epoch, in order (DistributedSampler for a distributed job); instead
+  /// of shuffle, which must then be false (ValueError), as in PyTorch.
+  LOCUS_ARG(std::shared_ptr<const Sampler>, sampler);
 };
 
 /// Iterates a dataset in batches: `for (const Example& batch : loader) ...`. Each loop over it

@@ -67,20 +67,28 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   if (!dataset_) throw ValueError("DataLoader: the dataset is null");
   if (options_.batch_size() <= 0) throw ValueError("DataLoader: batch_size must be positive, got " + std::to_string(options_.batch_size()));
   if (options_.num_workers() < 0) throw ValueError("DataLoader: num_workers must be >= 0");
+  if (options_.sampler() && options_.shuffle())
+    throw ValueError("DataLoader: sampler option is mutually exclusive with shuffle");
 }
 
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::size() const noexcept {
-  const int64_t n = dataset_->size(), b = options_.batch_size();
+  const int64_t n = options_.sampler() ? options_.sampler()->size(dataset_->size()) : dataset_->size();
+  const int64_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
 DataLoader::Iterator DataLoader::begin() {
   run_.reset();  // stops the workers of an unfinished previous epoch
   auto run = std::make_unique<Epoch>();
-  std::vector<int64_t> order(static_cast<size_t>(dataset_->size()));
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<int64_t> order;
+  if (options_.sampler()) {
+    order = options_.sampler()->indices(dataset_->size());
+  } else {
+    order.resize(static_cast<size_t>(dataset_->size()));
+    std::iota(order.begin(), order.end(), 0);
+  }
   if (options_.shuffle()) {
     std::mt19937_64 rng(options_.seed() * 0x9E3779B97F4A7C15ull + epoch_);
     std::shuffle(order.begin(), order.end(), rng);
