@@ -22,6 +22,22 @@ set(CMAKE_INSTALL_RPATH ${LOCUS_OPENBLAS_DIR})
 set(LOCUS_BLAS_TEXT "OpenBLAS (${LOCUS_OPENBLAS_LIBRARY})")
 set(LOCUS_OPENMP_TEXT "OpenMP ${OpenMP_CXX_VERSION}")
 
+# Gloo (Debian libgloo-dev) carries the process groups of cpu and sim tensors. Linked by path,
+# like OpenBLAS, so a consumer of the installed package needs no Gloo CMake files.
+find_library(LOCUS_GLOO_LIBRARY NAMES gloo)
+find_path(LOCUS_GLOO_INCLUDE gloo/allreduce.h)
+find_path(LOCUS_HIREDIS_INCLUDE hiredis.h PATH_SUFFIXES hiredis)  # Gloo's Redis store includes it bare
+if(LOCUS_GLOO_LIBRARY AND LOCUS_GLOO_INCLUDE AND LOCUS_HIREDIS_INCLUDE)
+  set(LOCUS_WITH_GLOO ON)
+  add_library(Locus::gloo INTERFACE IMPORTED)
+  target_link_libraries(Locus::gloo INTERFACE ${LOCUS_GLOO_LIBRARY})
+  target_include_directories(Locus::gloo INTERFACE ${LOCUS_GLOO_INCLUDE} ${LOCUS_HIREDIS_INCLUDE})
+  set(LOCUS_GLOO_TEXT "Gloo (${LOCUS_GLOO_LIBRARY})")
+else()
+  set(LOCUS_WITH_GLOO OFF)
+  set(LOCUS_GLOO_TEXT "off (libgloo-dev not found)")
+endif()
+
 set(LOCUS_WITH_CUDA OFF)
 set(LOCUS_CUDA_TEXT "off (LOCUS_CUDA=OFF)")
 if(NOT LOCUS_CUDA STREQUAL "OFF")

@@ -3,7 +3,7 @@
 # when everything is already there. Set LOCUS_WITH_TORCH=1 to add PyTorch for the benchmarks.
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev
-          dataset-fashion-mnist)
+          dataset-fashion-mnist libgloo-dev)
 [ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 #include "locus/cuda.h"
 #include "locus/device.h"
 #include "locus/device_guard.h"
+#include "locus/distributed.h"
 #include "locus/device_properties.h"
 #include "locus/dtype.h"
 #include "locus/errors.h"

@@ -1,0 +1,101 @@
+#pragma once
+/// \file distributed.h
+/// Several processes training one model (torch.distributed): process groups over an existing
+/// engine (Gloo for cpu and sim tensors), collectives on tensors, the default group that
+/// init_process_group sets up from the environment a launcher (`locus run`) sets.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "locus/arg.h"
+#include "locus/tensor.h"
+
+namespace locus::distributed {
+
+/// How all_reduce and reduce_scatter combine the ranks' values.
+enum class ReduceOp { Sum, Avg, Min, Max, Product };
+
+/// A collective started asynchronously: its tensors must not be touched until wait() returns.
+/// wait() rethrows the collective's error (DistributedError on a timeout or a mismatch).
+class Work {
+ public:
+  virtual ~Work() = default;
+  /// Blocks until the collective is done; rethrows its error.
+  virtual void wait() = 0;
+  /// True once the collective has finished (successfully or not).
+  virtual bool is_completed() = 0;
+};
+
+/// Options of a process group, by name: `GroupOptions().timeout(std::chrono::seconds(30))`.
+struct GroupOptions {
+  /// The rendezvous store: "file:///a/shared/dir" (one machine, or a shared file system) or
+  /// "redis://host:port"; empty: the LOCUS_STORE environment variable (`locus run` sets it).
+  LOCUS_ARG(std::string, store);
+  /// This process's rank; -1: the RANK environment variable.
+  LOCUS_ARG(int, rank) = -1;
+  /// The number of processes; -1: the WORLD_SIZE environment variable.
+  LOCUS_ARG(int, world_size) = -1;
+  /// How long a collective waits for the other ranks before raising DistributedError
+  /// (PyTorch's default for Gloo: 30 minutes).
+  LOCUS_ARG(std::chrono::milliseconds, timeout) = std::chrono::minutes(30);
+  /// Names the group's keys in the store, so groups sharing a store do not meet by mistake.
+  LOCUS_ARG(std::string, name) = "default";
+};
+
+/// A set of processes that run collectives together. Collectives run in the order they are
+/// called, on one thread per group, and every rank must call the same ones in the same order
+/// (LOCUS_DISTRIBUTED_DEBUG=detail checks that, naming the ranks that differ). Tensors may be
+/// on any device; Gloo works on host memory, so device tensors travel through the host.
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  /// This process's rank in the group, 0 <= rank < size.
+  virtual int rank() const noexcept = 0;
+  /// The number of processes.
+  virtual int size() const noexcept = 0;
+  /// "gloo".
+  virtual std::string backend() const = 0;
+  /// Combines `tensor` over the ranks, in place on every rank. Avg needs a floating dtype.
+  virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) = 0;
+  /// Copies rank `root`'s `tensor` into every rank's.
+  virtual std::shared_ptr<Work> broadcast(Tensor& tensor, int root = 0) = 0;
+  /// Fills outputs[r] with rank r's `input` (size() outputs of input's shape and dtype).
+  virtual std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) = 0;
+  /// Combines inputs[r] over the ranks into rank r's `output` (size() inputs of output's shape).
+  virtual std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                               ReduceOp op = ReduceOp::Sum) = 0;
+  /// Returns when every rank has called it.
+  virtual std::shared_ptr<Work> barrier() = 0;
+};
+
+/// Whether this build has `backend` ("gloo", "nccl", "mpi").
+bool is_available(const std::string& backend);
+
+/// A new group of `backend` (ValueError for an unknown one, BackendUnavailableError for one this
+/// build lacks); blocks until every rank has joined or the timeout passes (DistributedError).
+std::shared_ptr<ProcessGroup> new_group(const std::string& backend = "gloo", GroupOptions options = {});
+
+/// Sets up the default group (torch.distributed.init_process_group); ValueError when one exists.
+void init_process_group(const std::string& backend = "gloo", GroupOptions options = {});
+/// Whether init_process_group has run (and destroy_process_group has not).
+bool is_initialized() noexcept;
+/// Closes the default group.
+void destroy_process_group();
+/// The default group; ValueError naming init_process_group when there is none.
+ProcessGroup& default_group();
+/// The default group's rank and size.
+int get_rank();
+int get_world_size();
+
+/// The collectives on the default group. Synchronous unless `async_op`, as in PyTorch; the
+/// returned Work is already complete for a synchronous call.
+std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum, bool async_op = false);
+std::shared_ptr<Work> broadcast(Tensor& tensor, int root = 0, bool async_op = false);
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input, bool async_op = false);
+std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op = ReduceOp::Sum,
+                                     bool async_op = false);
+std::shared_ptr<Work> barrier(bool async_op = false);
+
+}  // namespace locus::distributed

@@ -1,0 +1,356 @@
+// Note [Gloo process group]
+// One Gloo context per group, connected as a full mesh through the rendezvous store. The caller
+// checks arguments and numbers each collective; a worker thread runs them in that order (Gloo
+// needs every rank to issue the same collectives in the same order, each with the same tag:
+// the sequence number). Gloo works on host memory: a contiguous CPU tensor is used in place,
+// any other is copied to a host buffer and back. Avg is a sum divided by the size afterwards.
+// On failure the group records why and refuses later collectives, because a timed-out Gloo
+// context is left in an unknown state; a timeout also asks the store which ranks reached the
+// same collective, so the error names the ones that did not.
+
+#include "src/distributed/gloo_process_group.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/distributed/collective_check.h"
+#include "src/distributed/host_reduce.h"
+#include "src/distributed/store_url.h"
+
+namespace locus::distributed {
+namespace {
+
+class FutureWork final : public Work {
+ public:
+  explicit FutureWork(std::shared_future<void> done) : done_(std::move(done)) {}
+  void wait() override { done_.get(); }
+  bool is_completed() override { return done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+
+ private:
+  std::shared_future<void> done_;
+};
+
+// A tensor's values as Gloo sees them: host memory of the tensor's dtype, contiguous.
+struct HostBuffer {
+  Tensor host;      ///< what Gloo reads and writes
+  Tensor original;  ///< where the result goes back, when it is not `host` itself
+
+  static HostBuffer of(const Tensor& t) {
+    HostBuffer b{t, t};
+    if (!t.is_cpu() || !t.is_contiguous()) b.host = t.detach().to(Device(DeviceType::CPU), false, /*copy=*/true).contiguous();
+    b.host.impl()->storage()->wait_for_pending_work();
+    return b;
+  }
+  void* data() const { return host.data_ptr(); }
+  size_t count() const { return static_cast<size_t>(host.numel()); }
+  void write_back() {
+    if (!host.is_same(original)) original.detach().copy_(host);
+  }
+};
+
+// Gloo splits buffers in elements; any type of the dtype's size will do, the arithmetic is ours.
+template <class F>
+void with_carrier(DType dtype, F&& f) {
+  switch (itemsize(dtype)) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    default: return f(uint64_t{});
+  }
+}
+
+class GlooProcessGroup final : public ProcessGroup {
+ public:
+  GlooProcessGroup(const std::string& store_url, int rank, int size, std::chrono::milliseconds timeout,
+                   const std::string& name)
+      : rank_(rank), size_(size), timeout_(timeout), debug_(collective_debug_enabled()), store_(open_store(store_url)) {
+    const char* run = std::getenv("LOCUS_RUN_ID");
+    prefix_ = std::make_unique<gloo::rendezvous::PrefixStore>(std::string(run ? run : "") + "/" + name, *store_);
+    gloo::transport::tcp::attr attr;
+    if (const char* host = std::getenv("LOCUS_GLOO_HOSTNAME")) attr.hostname = host;
+    else if (is_local_store(store_url)) attr.hostname = "127.0.0.1";
+    else {
+      char buf[256] = {};
+      gethostname(buf, sizeof buf - 1);
+      attr.hostname = buf;
+    }
+    try {
+      device_ = gloo::transport::tcp::CreateDevice(attr);
+      context_ = std::make_shared<gloo::rendezvous::Context>(rank, size);
+      context_->setTimeout(timeout);
+      context_->connectFullMesh(*prefix_, device_);
+    } catch (const std::exception& e) {
+      throw DistributedError("process group '" + name + "': rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                             " could not connect to the others through " + store_url + " within " +
+                             std::to_string(timeout.count()) + " ms: " + e.what());
+    }
+    worker_ = std::thread([this] { run_queue(); });
+  }
+
+  ~GlooProcessGroup() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+
+  int rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  std::string backend() const override { return "gloo"; }
+
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+    check_defined(tensor, "all_reduce");
+    if (op == ReduceOp::Avg && !tensor.is_floating_point())
+      throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
+    return enqueue(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), [this, t = tensor, op](uint32_t tag) {
+      HostBuffer b = HostBuffer::of(t);
+      reduce_in_place(b.host, op, tag);
+      b.write_back();
+    });
+  }
+
+  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
+    check_defined(tensor, "broadcast");
+    check_root(root, "broadcast");
+    return enqueue(CollectiveCall::of("broadcast", tensor, root, 0), [this, t = tensor, root](uint32_t tag) {
+      HostBuffer b = HostBuffer::of(t);
+      with_carrier(t.dtype(), [&](auto carrier) {
+        using C = decltype(carrier);
+        gloo::BroadcastOptions o(context_);
+        o.setOutput(static_cast<C*>(b.data()), b.count());
+        o.setRoot(root);
+        o.setTag(tag);
+        o.setTimeout(timeout_);
+        gloo::broadcast(o);
+      });
+      b.write_back();
+    });
+  }
+
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+    check_defined(input, "all_gather");
+    check_parts(outputs, input, "all_gather", "outputs");
+    return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input](uint32_t tag) {
+      HostBuffer b = HostBuffer::of(in);
+      Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
+      with_carrier(in.dtype(), [&](auto carrier) {
+        using C = decltype(carrier);
+        gloo::AllgatherOptions o(context_);
+        o.setInput(static_cast<C*>(b.data()), b.count());
+        o.setOutput(static_cast<C*>(gathered.data_ptr()), b.count() * static_cast<size_t>(size_));
+        o.setTag(tag);
+        o.setTimeout(timeout_);
+        gloo::allgather(o);
+      });
+      for (int r = 0; r < size_; ++r)
+        outs[static_cast<size_t>(r)].detach().copy_(gathered.narrow(0, r * in.numel(), in.numel()).view(in.shape()));
+    });
+  }
+
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+    check_defined(output, "reduce_scatter");
+    check_parts(inputs, output, "reduce_scatter", "inputs");
+    if (op == ReduceOp::Avg && !output.is_floating_point())
+      throw DTypeError("reduce_scatter: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(output.dtype())));
+    return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
+                   [this, out = output, ins = inputs, op](uint32_t tag) {
+                     // Gloo has no reduce-scatter of this form: all-reduce the concatenation
+                     // and keep this rank's part (the traffic of a ring all-reduce, 2x the ideal).
+                     std::vector<Tensor> flat;
+                     for (const Tensor& t : ins) flat.push_back(t.detach().to(Device(DeviceType::CPU)).reshape({-1}));
+                     Tensor all = cat(flat, 0).contiguous();
+                     reduce_in_place(all, op, tag);
+                     out.detach().copy_(all.narrow(0, rank_ * out.numel(), out.numel()).view(out.shape()));
+                   });
+  }
+
+  std::shared_ptr<Work> barrier() override {
+    return enqueue(CollectiveCall::barrier(), [this](uint32_t tag) {
+      gloo::BarrierOptions o(context_);
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::barrier(o);
+    });
+  }
+
+ private:
+  using Job = std::function<void(uint32_t tag)>;
+  struct Queued {
+    CollectiveCall call;
+    uint64_t seq;
+    Job job;
+    std::promise<void> done;
+  };
+
+  void check_defined(const Tensor& t, const char* op) const {
+    if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
+  }
+  void check_root(int root, const char* op) const {
+    if (root < 0 || root >= size_)
+      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is not a rank of a group of " + std::to_string(size_));
+  }
+  void check_parts(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
+    if (static_cast<int>(parts.size()) != size_)
+      throw ValueError(std::string(op) + ": " + what + " has " + std::to_string(parts.size()) + " tensors for a group of " +
+                       std::to_string(size_));
+    for (size_t r = 0; r < parts.size(); ++r)
+      if (!parts[r].defined() || !(parts[r].shape() == like.shape()) || parts[r].dtype() != like.dtype()) {
+        std::ostringstream os;
+        os << op << ": " << what << "[" << r << "] must be " << dtype_name(like.dtype()) << " " << like.shape();
+        if (parts[r].defined()) os << ", got " << dtype_name(parts[r].dtype()) << " " << parts[r].shape();
+        throw ShapeError(os.str());
+      }
+  }
+
+  void reduce_in_place(Tensor& host, ReduceOp op, uint32_t tag) {
+    with_carrier(host.dtype(), [&](auto carrier) {
+      using C = decltype(carrier);
+      gloo::AllreduceOptions o(context_);
+      C* p = static_cast<C*>(host.data_ptr());
+      o.setInput(p, static_cast<size_t>(host.numel()));
+      o.setOutput(p, static_cast<size_t>(host.numel()));
+      o.setReduceFunction(host_reduce(host.dtype(), op));
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::allreduce(o);
+    });
+    if (op == ReduceOp::Avg) host.div_(static_cast<double>(size_));
+  }
+
+  std::shared_ptr<Work> enqueue(CollectiveCall call, Job job) {
+    auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}});
+    auto work = std::make_shared<FutureWork>(q->done.get_future().share());
+    {
+      std::lock_guard lock(mutex_);
+      q->seq = next_seq_++;
+      queue_.push_back(std::move(q));
+    }
+    wake_.notify_one();
+    return work;
+  }
+
+  void run_queue() {
+    NoGradGuard no_grad;  // the worker only moves values
+    for (;;) {
+      std::unique_ptr<Queued> q;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        q = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      try {
+        if (!broken_.empty())
+          throw DistributedError("process group unusable: " + broken_ + "; create a new group");
+        const uint32_t tag = static_cast<uint32_t>(q->seq * 2 + 1);
+        if (debug_) check_same_call(q->call, q->seq, tag - 1);
+        run_guarded(*q, tag);
+        q->done.set_value();
+      } catch (...) {
+        q->done.set_exception(std::current_exception());
+      }
+    }
+  }
+
+  void check_same_call(const CollectiveCall& call, uint64_t seq, uint32_t tag) {
+    std::vector<CollectiveCall> all(static_cast<size_t>(size_));
+    gloo::AllgatherOptions o(context_);
+    o.setInput(reinterpret_cast<uint8_t*>(const_cast<CollectiveCall*>(&call)), sizeof(CollectiveCall));
+    o.setOutput(reinterpret_cast<uint8_t*>(all.data()), sizeof(CollectiveCall) * all.size());
+    o.setTag(tag);
+    o.setTimeout(timeout_);
+    try {
+      gloo::allgather(o);
+    } catch (const std::exception& e) {
+      fail(call, seq, e);
+    }
+    if (std::string mismatch = describe_mismatch(all); !mismatch.empty()) {
+      broken_ = "collective #" + std::to_string(seq) + ": " + mismatch;
+      throw DistributedError(broken_);
+    }
+  }
+
+  void run_guarded(Queued& q, uint32_t tag) {
+    try {
+      q.job(tag);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(q.call, q.seq, e);
+    }
+  }
+
+  // An engine failure: find who did not arrive, remember the group is broken, raise.
+  [[noreturn]] void fail(const CollectiveCall& call, uint64_t seq, const std::exception& e) {
+    const std::string arrived_key = "arrived/" + std::to_string(seq) + "/";
+    std::string missing;
+    try {
+      prefix_->set(arrived_key + std::to_string(rank_), {'1'});
+      for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
+        try {
+          prefix_->wait({arrived_key + std::to_string(r)}, std::chrono::milliseconds(1500));
+        } catch (const std::exception&) {
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        }
+      }
+    } catch (const std::exception&) {
+      missing = "unknown (the store is unreachable too)";
+    }
+    std::ostringstream os;
+    os << call.describe() << " #" << seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
+       << " ms; ";
+    if (missing.empty()) os << "every rank reached it, so the engine itself failed";
+    else os << "ranks that did not arrive: " << missing;
+    os << " (Gloo: " << e.what() << ")";
+    broken_ = os.str();
+    throw DistributedError(broken_);
+  }
+
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  bool debug_;  ///< LOCUS_DISTRIBUTED_DEBUG=detail when the group was made
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  std::unique_ptr<gloo::rendezvous::PrefixStore> prefix_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Queued>> queue_;
+  uint64_t next_seq_ = 0;
+  bool stopping_ = false;
+  std::string broken_;  ///< set by the worker only
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> make_gloo_group(const std::string& store_url, int rank, int size,
+                                              std::chrono::milliseconds timeout, const std::string& name) {
+  return std::make_shared<GlooProcessGroup>(store_url, rank, size, timeout, name);
+}
+
+}  // namespace locus::distributed

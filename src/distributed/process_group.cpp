@@ -1,0 +1,110 @@
+// The default group and the free functions of torch.distributed, over the groups the engines
+// make (gloo here).
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "locus/distributed.h"
+#include "locus/errors.h"
+#include "src/distributed/gloo_process_group.h"
+
+namespace locus::distributed {
+namespace {
+
+std::mutex g_mutex;
+std::shared_ptr<ProcessGroup> g_default;
+
+int from_env(int given, const char* var) {
+  if (given >= 0) return given;
+  const char* v = std::getenv(var);
+  if (!v || !*v)
+    throw ValueError(std::string("init_process_group: environment variable ") + var +
+                     " expected, but not set (run under `locus run`, or pass GroupOptions().rank(r).world_size(n))");
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end || n < 0) throw ValueError(std::string("init_process_group: ") + var + "='" + v + "' is not a non-negative integer");
+  return static_cast<int>(n);
+}
+
+class DoneWork final : public Work {
+ public:
+  void wait() override {}
+  bool is_completed() override { return true; }
+};
+
+std::shared_ptr<Work> finish(std::shared_ptr<Work> work, bool async_op) {
+  if (async_op) return work;
+  work->wait();
+  return std::make_shared<DoneWork>();
+}
+
+}  // namespace
+
+bool is_available(const std::string& backend) {
+#if LOCUS_WITH_GLOO
+  if (backend == "gloo") return true;
+#endif
+  return false;
+}
+
+std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions options) {
+  if (backend != "gloo" && backend != "nccl" && backend != "mpi")
+    throw ValueError("unknown distributed backend '" + backend + "': use gloo, nccl or mpi");
+  if (!is_available(backend))
+    throw BackendUnavailableError("the distributed backend '" + backend + "' is not built into this Locus" +
+                                  (backend == "gloo" ? " (install libgloo-dev and rebuild)" : ""));
+  const int rank = from_env(options.rank(), "RANK");
+  const int size = from_env(options.world_size(), "WORLD_SIZE");
+  if (size < 1 || rank >= size)
+    throw ValueError("init_process_group: rank " + std::to_string(rank) + " is not in a world of size " + std::to_string(size));
+  std::string store = options.store();
+  if (store.empty())
+    if (const char* env = std::getenv("LOCUS_STORE")) store = env;
+  if (store.empty())
+    throw ValueError("init_process_group: no rendezvous store: set LOCUS_STORE=file:///a/shared/dir or redis://host:port "
+                     "(`locus run` sets it), or pass GroupOptions().store(...)");
+  return make_gloo_group(store, rank, size, options.timeout(), options.name());
+}
+
+void init_process_group(const std::string& backend, GroupOptions options) {
+  std::lock_guard lock(g_mutex);
+  if (g_default) throw ValueError("init_process_group: the default process group is already initialized");
+  g_default = new_group(backend, std::move(options));
+}
+
+bool is_initialized() noexcept {
+  std::lock_guard lock(g_mutex);
+  return g_default != nullptr;
+}
+
+void destroy_process_group() {
+  std::lock_guard lock(g_mutex);
+  g_default.reset();
+}
+
+ProcessGroup& default_group() {
+  std::lock_guard lock(g_mutex);
+  if (!g_default) throw ValueError("the default process group is not initialized: call distributed::init_process_group first");
+  return *g_default;
+}
+
+int get_rank() { return default_group().rank(); }
+int get_world_size() { return default_group().size(); }
+
+std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
+  return finish(default_group().all_reduce(tensor, op), async_op);
+}
+std::shared_ptr<Work> broadcast(Tensor& tensor, int root, bool async_op) {
+  return finish(default_group().broadcast(tensor, root), async_op);
+}
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input, bool async_op) {
+  return finish(default_group().all_gather(outputs, input), async_op);
+}
+std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, bool async_op) {
+  return finish(default_group().reduce_scatter(output, inputs, op), async_op);
+}
+std::shared_ptr<Work> barrier(bool async_op) { return finish(default_group().barrier(), async_op); }
+
+}  // namespace locus::distributed

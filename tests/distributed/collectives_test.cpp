@@ -1,0 +1,226 @@
+// Gloo process groups with their ranks as threads of this process (Gloo's own tests do the
+// same): every collective and dtype with 2 and 3 ranks, async handles, device tensors,
+// argument errors, timeouts naming the absent rank, and the debug check of mismatched calls.
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+using distributed::ProcessGroup;
+using distributed::ReduceOp;
+using testing::values;
+
+std::string fresh_store() {
+  static std::atomic<int> counter{0};
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("locus_store_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  return "file://" + dir.string();
+}
+
+// Runs body(group) on `n` ranks, one thread each; rethrows the first failure.
+void on_ranks(int n, const std::function<void(ProcessGroup&)>& body,
+              std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const std::string store = fresh_store();
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto group = distributed::new_group(
+            "gloo", distributed::GroupOptions().store(store).rank(r).world_size(n).timeout(timeout).name("test"));
+        body(*group);
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+TEST(Collectives, AllReduceEveryOpAndDtype) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  for (int n : {2, 3})
+    on_ranks(n, [n](ProcessGroup& g) {
+      const double r = g.rank();
+      for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8}) {
+        // rank r holds [r + 1, 2 - r, 3]
+        auto make = [&] { return tensor({r + 1, 2 - r, 3.0}, kFloat64).to(dt); };
+        Tensor sum = make(), mx = make(), mn = make(), prod = make();
+        g.all_reduce(sum, ReduceOp::Sum)->wait();
+        g.all_reduce(mx, ReduceOp::Max)->wait();
+        g.all_reduce(mn, ReduceOp::Min)->wait();
+        g.all_reduce(prod, ReduceOp::Product)->wait();
+        std::vector<double> want_sum(3, 0), want_max(3, -1e9), want_min(3, 1e9), want_prod(3, 1);
+        for (int k = 0; k < n; ++k) {
+          const double v[3] = {k + 1.0, 2.0 - k, 3.0};
+          for (int i = 0; i < 3; ++i) {
+            want_sum[i] += v[i], want_prod[i] *= v[i];
+            want_max[i] = std::max(want_max[i], v[i]), want_min[i] = std::min(want_min[i], v[i]);
+          }
+        }
+        if (dt == kUInt8) continue;  // 2 - r is negative on rank 3 of 3: wraps, checked below
+        EXPECT_EQ(values(sum), want_sum) << dtype_name(dt);
+        EXPECT_EQ(values(mx), want_max) << dtype_name(dt);
+        EXPECT_EQ(values(mn), want_min) << dtype_name(dt);
+        EXPECT_EQ(values(prod), want_prod) << dtype_name(dt);
+      }
+      Tensor avg = tensor({2.0 * r}, kFloat64);
+      g.all_reduce(avg, ReduceOp::Avg)->wait();
+      EXPECT_DOUBLE_EQ(values(avg)[0], n - 1.0);
+      Tensor flags = tensor({r == 0, false, true});
+      Tensor any = flags.clone(), all = flags.clone();
+      g.all_reduce(any, ReduceOp::Sum)->wait();
+      g.all_reduce(all, ReduceOp::Product)->wait();
+      EXPECT_EQ(values(any), (std::vector<double>{1, 0, 1}));
+      EXPECT_EQ(values(all), (std::vector<double>{0, 0, 1}));
+      Tensor wrap = tensor({int64_t{255}}).to(kUInt8);
+      g.all_reduce(wrap, ReduceOp::Sum)->wait();
+      EXPECT_EQ(values(wrap)[0], static_cast<double>((255 * n) % 256));  // wraps like the kernels
+    });
+}
+
+TEST(Collectives, BroadcastGatherScatterAsyncOnDevices) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  on_ranks(3, [](ProcessGroup& g) {
+    const int r = g.rank();
+    const Device dev(r == 1 ? "sim:1" : "cpu");  // device tensors go through the host
+    Tensor b = full({2, 2}, static_cast<double>(r + 10), TensorOptions().device(dev));
+    g.broadcast(b, 2)->wait();
+    EXPECT_EQ(values(b), std::vector<double>(4, 12));
+    EXPECT_EQ(b.device(), dev);
+    // A strided view takes part in place.
+    Tensor base = zeros({3, 2}, TensorOptions().device(dev));
+    Tensor column = base.select(1, 1);
+    column.fill_(static_cast<double>(r));
+    g.all_reduce(column)->wait();
+    EXPECT_EQ(values(base), (std::vector<double>{0, 3, 0, 3, 0, 3}));
+    std::vector<Tensor> gathered;
+    for (int k = 0; k < 3; ++k) gathered.push_back(empty({2}, TensorOptions().dtype(kInt64).device(dev)));
+    g.all_gather(gathered, tensor({r, 10 * r}).to(dev))->wait();
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(values(gathered[static_cast<size_t>(k)]), (std::vector<double>{k * 1.0, k * 10.0}));
+    std::vector<Tensor> parts;
+    for (int k = 0; k < 3; ++k) parts.push_back(full({2}, static_cast<double>(k + r), TensorOptions().device(dev)));
+    Tensor mine = empty({2}, TensorOptions().device(dev));
+    g.reduce_scatter(mine, parts)->wait();
+    EXPECT_EQ(values(mine), std::vector<double>(2, 3.0 * r + 3));  // sum over k of (r + k)
+    // Asynchronous: several in flight, completed in order.
+    std::vector<Tensor> ts;
+    std::vector<std::shared_ptr<distributed::Work>> works;
+    for (int i = 0; i < 5; ++i) {
+      ts.push_back(full({1000}, static_cast<double>(i)));
+      works.push_back(g.all_reduce(ts.back()));
+    }
+    works.push_back(g.barrier());
+    for (auto& w : works) w->wait();
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(values(ts[static_cast<size_t>(i)])[999], 3.0 * i);
+    EXPECT_TRUE(works.front()->is_completed());
+  });
+}
+
+TEST(Collectives, ArgumentErrorsAreRaisedBeforeAnythingIsSent) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  on_ranks(2, [](ProcessGroup& g) {
+    Tensor ints = tensor({1, 2});
+    try {
+      g.all_reduce(ints, ReduceOp::Avg);
+      FAIL();
+    } catch (const DTypeError& e) {
+      EXPECT_STREQ(e.what(), "all_reduce: ReduceOp::Avg needs a floating tensor, got int64");
+    }
+    Tensor x = ones({3});
+    EXPECT_THROW(g.broadcast(x, 2), ValueError);
+    std::vector<Tensor> wrong = {ones({3}), ones({4})};
+    try {
+      g.all_gather(wrong, x);
+      FAIL();
+    } catch (const ShapeError& e) {
+      EXPECT_STREQ(e.what(), "all_gather: outputs[1] must be float32 [3], got float32 [4]");
+    }
+    std::vector<Tensor> one = {ones({3})};
+    EXPECT_THROW(g.all_gather(one, x), ValueError);
+    g.barrier()->wait();  // the group is still in step
+  });
+}
+
+TEST(Collectives, ATimeoutNamesTheRankThatDidNotArrive) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  std::string message;
+  on_ranks(
+      3,
+      [&](ProcessGroup& g) {
+        if (g.rank() == 2) return;  // never joins the collective
+        Tensor x = ones({4});
+        try {
+          g.all_reduce(x)->wait();
+          ADD_FAILURE() << "no timeout";
+        } catch (const DistributedError& e) {
+          if (g.rank() == 0) message = e.what();
+        }
+        Tensor y = ones({1});
+        EXPECT_THROW(g.all_reduce(y)->wait(), DistributedError);  // the group stays failed
+      },
+      std::chrono::milliseconds(1500));
+  EXPECT_NE(message.find("all_reduce(float32 [4], sum) #0 failed on rank 0 after waiting up to 1500 ms; ranks that did not arrive: 2"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Collectives, DebugModeNamesMismatchedCalls) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  ::setenv("LOCUS_DISTRIBUTED_DEBUG", "detail", 1);
+  std::string message;
+  try {
+    on_ranks(2, [&](ProcessGroup& g) {
+      Tensor x = ones({g.rank() == 0 ? 4 : 5});
+      try {
+        if (g.rank() == 0) g.all_reduce(x)->wait();
+        else g.broadcast(x, 0)->wait();
+        ADD_FAILURE() << "no mismatch found";
+      } catch (const DistributedError& e) {
+        if (g.rank() == 1) message = e.what();
+      }
+    });
+  } catch (...) {
+    ::unsetenv("LOCUS_DISTRIBUTED_DEBUG");
+    throw;
+  }
+  ::unsetenv("LOCUS_DISTRIBUTED_DEBUG");
+  EXPECT_EQ(message,
+            "collective #0: the ranks called different collectives: rank 0 called all_reduce(float32 [4], sum); rank 1 "
+            "called broadcast(float32 [5], root 0)");
+}
+
+TEST(Collectives, InitFromTheEnvironmentNeedsRankAndStore) {
+  ::unsetenv("RANK");
+  try {
+    distributed::init_process_group("gloo", distributed::GroupOptions().world_size(1).store(fresh_store()));
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("environment variable RANK expected, but not set"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(distributed::default_group(), ValueError);
+  EXPECT_THROW(distributed::new_group("smoke"), ValueError);
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  distributed::init_process_group("gloo", distributed::GroupOptions().rank(0).world_size(1).store(fresh_store()));
+  EXPECT_TRUE(distributed::is_initialized());
+  EXPECT_EQ(distributed::get_world_size(), 1);
+  Tensor x = tensor({1.5, 2.5});
+  distributed::all_reduce(x);
+  EXPECT_EQ(values(x), (std::vector<double>{1.5, 2.5}));
+  EXPECT_THROW(distributed::init_process_group("gloo"), ValueError);
+  distributed::destroy_process_group();
+  EXPECT_FALSE(distributed::is_initialized());
+  EXPECT_THROW(distributed::new_group("gloo", distributed::GroupOptions().rank(0).world_size(1).store("tcp://x")), ValueError);
+}
+
+}  // namespace
+}  // namespace locus
