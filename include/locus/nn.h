@@ -4,6 +4,7 @@
 
 #include "locus/nn/cloneable.h"
 #include "locus/nn/data_parallel.h"
+#include "locus/nn/distributed_data_parallel.h"
 #include "locus/nn/layers.h"
 #include "locus/nn/loss.h"
 #include "locus/nn/loss_modules.h"

@@ -3,6 +3,7 @@
 /// Tensor: a handle to a strided, typed view of memory on one device.
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <optional>
@@ -157,6 +158,13 @@ class Tensor {
   void backward(const Tensor& gradient = Tensor()) const;
   /// The gradient accumulated into this leaf by backward() (undefined until then).
   Tensor grad() const;
+  /// Calls `hook(*this)` each time backward() has added into this leaf's grad() (PyTorch's
+  /// register_post_accumulate_grad_hook: what DistributedDataParallel starts its all-reduces
+  /// from). Returns an id for remove_post_accumulate_grad_hook. ValueError on a tensor that is
+  /// not a leaf requiring grad.
+  uint64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
+  /// Removes a hook by the id registration returned (nothing when it is gone already).
+  void remove_post_accumulate_grad_hook(uint64_t id) const;
   /// Replaces the gradient (an undefined tensor clears it, as `p.grad = None`).
   void set_grad(const Tensor& g) const;
   /// True for tensors not produced by a recorded op (user-made tensors, parameters).

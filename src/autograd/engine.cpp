@@ -7,6 +7,7 @@
 // gradient stays on the device of the tensor it belongs to: the backward of to() copies it back
 // to where the input lived, so a graph that crosses devices back-propagates.
 
+#include <atomic>
 #include <unordered_map>
 
 #include "locus/autograd.h"
@@ -35,6 +36,10 @@ std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
     g = g.clone();
   }
   leaf_->set_grad(detail::intrusive_ptr<detail::TensorImpl>(g.detach().impl()));
+  if (const auto hooks = leaf_->grad_hooks()) {  // a copy: a hook may remove itself
+    const Tensor leaf(leaf_);
+    for (const auto& [id, hook] : std::vector(hooks->hooks)) hook(leaf);
+  }
   return {};
 }
 
@@ -165,6 +170,23 @@ void Tensor::set_grad(const Tensor& g) const {
 }
 
 bool Tensor::is_leaf() const { return !impl()->grad_fn(); }
+
+uint64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+  if (!requires_grad() || !is_leaf())
+    throw ValueError("register_post_accumulate_grad_hook: only leaves that require grad accumulate gradients");
+  static std::atomic<uint64_t> next_id{1};
+  auto hooks = impl()->grad_hooks() ? impl()->grad_hooks() : std::make_shared<autograd::GradHooks>();
+  const uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+  hooks->hooks.emplace_back(id, std::move(hook));
+  impl()->set_grad_hooks(std::move(hooks));
+  return id;
+}
+
+void Tensor::remove_post_accumulate_grad_hook(uint64_t id) const {
+  const auto& hooks = impl()->grad_hooks();
+  if (!hooks) return;
+  std::erase_if(hooks->hooks, [id](const auto& entry) { return entry.first == id; });
+}
 
 void Tensor::set_data(const Tensor& src) const {
   if (src.impl() == impl()) return;

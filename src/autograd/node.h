@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "locus/tensor.h"
@@ -45,9 +46,16 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(detail::intrusive_ptr<detail::TensorImpl> leaf) : leaf_(std::move(leaf)) {}
   std::vector<Tensor> apply(const Tensor& grad) override;
   const char* name() const noexcept override { return "AccumulateGrad"; }
+  /// The leaf this node adds into (DistributedDataParallel counts them before backward).
+  const detail::TensorImpl* leaf() const noexcept { return leaf_.get(); }
 
  private:
   detail::intrusive_ptr<detail::TensorImpl> leaf_;
+};
+
+/// The post-accumulate hooks of a leaf, by id (Tensor::register_post_accumulate_grad_hook).
+struct GradHooks {
+  std::vector<std::pair<uint64_t, std::function<void(const Tensor&)>>> hooks;
 };
 
 /// Whether an op with these inputs records: grad mode is on and some input requires grad.

@@ -8,7 +8,7 @@
 
 #include "locus/distributed.h"
 #include "locus/errors.h"
-#include "src/distributed/gloo_process_group.h"
+#include "src/distributed/gloo/gloo_process_group.h"
 
 namespace locus::distributed {
 namespace {
@@ -65,7 +65,11 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
   if (store.empty())
     throw ValueError("init_process_group: no rendezvous store: set LOCUS_STORE=file:///a/shared/dir or redis://host:port "
                      "(`locus run` sets it), or pass GroupOptions().store(...)");
+#if LOCUS_WITH_GLOO
   return make_gloo_group(store, rank, size, options.timeout(), options.name());
+#else
+  throw BackendUnavailableError("the distributed backend 'gloo' is not built into this Locus");
+#endif
 }
 
 void init_process_group(const std::string& backend, GroupOptions options) {

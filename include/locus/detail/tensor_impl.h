@@ -13,6 +13,7 @@
 
 namespace locus::autograd {
 class Node;
+struct GradHooks;
 }
 
 namespace locus::detail {
@@ -41,6 +42,10 @@ class TensorImpl : public RefCounted {
   /// made without recording).
   const std::shared_ptr<autograd::Node>& grad_fn() const noexcept { return grad_fn_; }
   void set_grad_fn(std::shared_ptr<autograd::Node> fn) noexcept { grad_fn_ = std::move(fn); }
+  /// Functions backward() calls on this leaf after adding into its gradient (Tensor::
+  /// register_post_accumulate_grad_hook); null when there are none, so most tensors pay a pointer.
+  const std::shared_ptr<autograd::GradHooks>& grad_hooks() const noexcept { return grad_hooks_; }
+  void set_grad_hooks(std::shared_ptr<autograd::GradHooks> h) noexcept { grad_hooks_ = std::move(h); }
   /// The accumulated gradient of a leaf (null until backward reaches it).
   const intrusive_ptr<TensorImpl>& grad() const noexcept { return grad_; }
   void set_grad(intrusive_ptr<TensorImpl> g) noexcept { grad_ = std::move(g); }
@@ -87,6 +92,7 @@ class TensorImpl : public RefCounted {
   bool requires_grad_ = false;
   bool contiguous_ = true;
   std::shared_ptr<autograd::Node> grad_fn_;
+  std::shared_ptr<autograd::GradHooks> grad_hooks_;
   intrusive_ptr<TensorImpl> grad_;
 };
 

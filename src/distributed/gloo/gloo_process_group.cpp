@@ -8,7 +8,7 @@
 // context is left in an unknown state; a timeout also asks the store which ranks reached the
 // same collective, so the error names the ones that did not.
 
-#include "src/distributed/gloo_process_group.h"
+#include "src/distributed/gloo/gloo_process_group.h"
 
 #include <unistd.h>
 
@@ -33,9 +33,9 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
-#include "src/distributed/collective_check.h"
-#include "src/distributed/host_reduce.h"
-#include "src/distributed/store_url.h"
+#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/gloo/host_reduce.h"
+#include "src/distributed/gloo/store_url.h"
 
 namespace locus::distributed {
 namespace {

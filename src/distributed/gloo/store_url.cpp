@@ -1,6 +1,6 @@
 // open_store: the URL forms of docs/distributed.md.
 
-#include "src/distributed/store_url.h"
+#include "src/distributed/gloo/store_url.h"
 
 #include <filesystem>
 #include <system_error>

@@ -1,0 +1,149 @@
+// DistributedDataParallel with its ranks as threads of this process: two ranks of batch 32
+// train as one process of batch 64 (SGD and Adam), buckets, no_sync accumulation, unused
+// parameters named, every rank starting from rank 0's values.
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+using testing::values;
+
+std::string fresh_store() {
+  static std::atomic<int> counter{0};
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("locus_ddp_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  return "file://" + dir.string();
+}
+
+void on_ranks(int n, const std::function<void(std::shared_ptr<distributed::ProcessGroup>)>& body) {
+  const std::string store = fresh_store();
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(distributed::new_group("gloo", distributed::GroupOptions().store(store).rank(r).world_size(n).timeout(
+                                                std::chrono::seconds(20))));
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+nn::Sequential make_model(uint64_t seed) {
+  manual_seed(seed);
+  return nn::Sequential{nn::Linear(10, 16), nn::ReLU(), nn::Linear(16, 4)};
+}
+
+struct Data {
+  Tensor x, y;
+};
+Data make_data() {
+  manual_seed(99);
+  return {randn({64, 10}), randint(0, 4, {64})};
+}
+
+std::unique_ptr<optim::Optimizer> make_opt(const std::string& kind, const std::vector<Tensor>& params) {
+  if (kind == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(0.1).momentum(0.9));
+  return std::make_unique<optim::Adam>(params, 0.01);
+}
+
+TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const Data d = make_data();
+  for (const std::string kind : {"sgd", "adam"}) {
+    auto single = make_model(1);
+    auto opt = make_opt(kind, single->parameters());
+    for (int step = 0; step < 4; ++step) {
+      opt->zero_grad();
+      nn::cross_entropy(single(d.x), d.y).backward();
+      opt->step();
+    }
+    std::vector<std::vector<double>> results(2);
+    on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+      const int r = g->rank();
+      auto model = make_model(r == 0 ? 1 : 2);  // rank 1 starts elsewhere: DDP copies rank 0's values
+      nn::DistributedDataParallel ddp(model, g, nn::DistributedDataParallelOptions().bucket_cap_mb(0.0005));
+      EXPECT_GT(ddp->bucket_names().size(), 1u);  // several buckets, so several overlapping all-reduces
+      auto o = make_opt(kind, model->parameters());
+      const Tensor x = d.x.narrow(0, 32 * r, 32), y = d.y.narrow(0, 32 * r, 32);
+      for (int step = 0; step < 4; ++step) {
+        o->zero_grad();
+        nn::cross_entropy(ddp(x), y).backward();
+        o->step();
+      }
+      std::vector<double> flat;
+      for (const Tensor& p : model->parameters())
+        for (double v : values(p)) flat.push_back(v);
+      results[static_cast<size_t>(r)] = flat;
+    });
+    std::vector<double> want;
+    for (const Tensor& p : single->parameters())
+      for (double v : values(p)) want.push_back(v);
+    ASSERT_EQ(results[0].size(), want.size());
+    EXPECT_EQ(results[0], results[1]) << kind;  // the ranks agree exactly
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(results[0][i], want[i], 1e-5) << kind << " " << i;
+  }
+}
+
+TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const Data d = make_data();
+  // One process: the gradient of the whole batch of 64.
+  auto single = make_model(1);
+  nn::cross_entropy(single(d.x), d.y).backward();
+  const std::vector<double> want = values(single->parameters()[0].grad());
+  on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const int r = g->rank();
+    auto model = make_model(1);
+    nn::DistributedDataParallel ddp(model, g);
+    // Two micro-batches of 16 per rank: the first without synchronizing.
+    for (int micro = 0; micro < 2; ++micro) {
+      const Tensor x = d.x.narrow(0, 32 * r + 16 * micro, 16), y = d.y.narrow(0, 32 * r + 16 * micro, 16);
+      if (micro == 0) {
+        nn::NoSyncGuard no_sync(*ddp);
+        (nn::cross_entropy(ddp(x), y) * 0.5).backward();
+      } else {
+        (nn::cross_entropy(ddp(x), y) * 0.5).backward();
+      }
+    }
+    const std::vector<double> got = values(model->parameters()[0].grad());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6);
+    // A layer the output does not use.
+    struct TwoHeadsImpl : nn::Module {
+      TwoHeadsImpl() {
+        a = register_module("a", nn::Linear(10, 4));
+        b = register_module("b", nn::Linear(10, 4));
+      }
+      Tensor forward(const Tensor& x) override { return a(x); }
+      nn::Linear a{nullptr}, b{nullptr};
+    };
+    auto heads = std::make_shared<TwoHeadsImpl>();
+    nn::DistributedDataParallel strict(heads, g);
+    try {
+      (void)strict(d.x);
+      ADD_FAILURE() << "no error";
+    } catch (const DistributedError& e) {
+      EXPECT_NE(std::string(e.what()).find("would get no gradient, and the ranks would wait for it forever: b.weight, b.bias"),
+                std::string::npos)
+          << e.what();
+    }
+    nn::DistributedDataParallel lenient(heads, g, nn::DistributedDataParallelOptions().find_unused_parameters(true));
+    nn::cross_entropy(lenient(d.x.narrow(0, 32 * r, 32)), d.y.narrow(0, 32 * r, 32)).backward();
+    EXPECT_EQ(values(heads->b->weight.grad()), std::vector<double>(40, 0.0));  // reduced as zeros
+    EXPECT_TRUE(heads->a->weight.grad().defined());
+  });
+}
+
+}  // namespace
+}  // namespace locus
