@@ -42,6 +42,8 @@ class DataPtr {
 
   void* get() const noexcept { return ptr_; }
   void* context() const noexcept { return ctx_; }
+  /// The function that frees the memory: tells an allocator whether the memory is its own.
+  Deleter deleter() const noexcept { return deleter_; }
   Device device() const noexcept { return device_; }
 
  private:
