@@ -68,8 +68,12 @@ std::vector<int64_t> to_list(const locus::Shape& s) { return std::vector<int64_t
 struct Handle {
   locus::Tensor t;
 
-  py::capsule dlpack(const py::object& max_version) const {
-    // The stream argument needs nothing: the export waits for the current stream itself.
+  // The protocol's keywords (the array API's __dlpack__). The stream needs nothing: the export
+  // waits for the current stream itself. Only this tensor's own device and no copy are offered.
+  py::capsule dlpack(const py::object& max_version, const py::object& dl_device, const py::object& copy) const {
+    if (!dl_device.is_none() && !dl_device.equal(dlpack_device()))
+      throw py::buffer_error("locus_dlpack_probe exports a tensor only to its own device");
+    if (!copy.is_none() && copy.cast<bool>()) throw py::buffer_error("locus_dlpack_probe exports without copying");
     const bool versioned = !max_version.is_none() && max_version.cast<py::tuple>()[0].cast<int>() >= 1;
     if (versioned)
       return py::capsule(counted(locus::to_dlpack_versioned(t)), "dltensor_versioned",
@@ -135,8 +139,11 @@ PYBIND11_MODULE(locus_dlpack_probe, m) {
       // Python ints as int64, as PyTorch's Python numbers: an int tensor takes `t.add_(1)`.
       .def("add_", [](Handle& h, int64_t v) { h.t.add_(v); })
       .def("add_", [](Handle& h, double v) { h.t.add_(v); })
-      .def("__dlpack__", [](const Handle& h, const py::object&, const py::object& max_version) { return h.dlpack(max_version); },
-           py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none())
+      .def("__dlpack__",
+           [](const Handle& h, const py::object&, const py::object& max_version, const py::object& dl_device,
+              const py::object& copy) { return h.dlpack(max_version, dl_device, copy); },
+           py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+           py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", &Handle::dlpack_device);
 
   m.def("arange", [](int64_t n, const std::string& dtype, const std::string& device) {
