@@ -1,6 +1,6 @@
 # Fails when a source file includes a header of a higher layer (ARCHITECTURE.md, "Layers"):
 #   core <- runtime <- ops, autograd (beside each other) <- backends (implementing ops' kernel
-#   table) <- nn / optim / data / serialize <- tools
+#   table) <- nn / optim / data / serialize / interop <- tools
 # and when a CUDA header is included outside src/backends/cuda, or a backend header outside
 # src/backends. Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
 # does, and so does every configure).
@@ -14,6 +14,7 @@ set(rank_nn 4)
 set(rank_optim 4)
 set(rank_data 4)
 set(rank_serialize 4)
+set(rank_interop 4)
 set(rank_amp 4)
 set(rank_distributed 4)
 

@@ -8,6 +8,9 @@ install(TARGETS locus EXPORT LocusTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/locus DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The vendored DLPack header (locus/dlpack.h includes <dlpack/dlpack.h>) and its licence.
+install(DIRECTORY third_party/dlpack/include/dlpack DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES third_party/dlpack/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/locus/dlpack)
 install(TARGETS locus_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT LocusTargets NAMESPACE Locus:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Locus)
 configure_package_config_file(cmake/LocusConfig.cmake.in ${PROJECT_BINARY_DIR}/LocusConfig.cmake

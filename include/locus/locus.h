@@ -10,6 +10,7 @@
 #include "locus/device_guard.h"
 #include "locus/distributed.h"
 #include "locus/device_properties.h"
+#include "locus/dlpack.h"
 #include "locus/dtype.h"
 #include "locus/errors.h"
 #include "locus/factories.h"

@@ -98,7 +98,17 @@ Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype) {
   return g.dtype() == dtype ? g : g.to(dtype);
 }
 
+// Note [Read-only memory]
+// Another library may lend Locus memory it must not write (a DLPack import with the read-only
+// flag: a NumPy array that is not writeable, a constant buffer). Locus has no read-only tensor
+// type; the mark sits on the Storage, so every view of the memory carries it, and the one
+// check below refuses the write before any kernel runs, since every write destination (the
+// in-place and out= forms, copy_, fill_) passes through this function. Reads, views and copies
+// out of the memory work as usual; data_ptr() hands out a raw pointer, which Locus cannot police.
 void check_not_recording_into(const Tensor& t, std::string_view op) {
+  if (t.impl()->storage()->read_only())
+    throw ValueError("[locus::" + std::string(op) + "] cannot write into read-only memory (a tensor imported through DLPack " +
+                     "with the read-only flag, which its producer does not allow writing); write into a copy: t.clone()");
   if (t_grad_enabled && t.requires_grad())
     throw ValueError("[locus::" + std::string(op) + "] writes into a tensor that requires grad, which autograd cannot " +
                      "record; use the out-of-place form, or wrap the update in NoGradGuard (as optimizers do)");

@@ -69,7 +69,9 @@ void record(const Tensor& out, const char* name, FunctionNode::Backward backward
 /// Sums a broadcast gradient back down to `shape` and `dtype`.
 Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype);
 /// ValueError when `t` requires grad while recording: in-place and out= forms are not
-/// differentiable (update parameters under NoGradGuard).
+/// differentiable (update parameters under NoGradGuard). Every write destination passes here
+/// (in-place and out= forms, copy_, fill_), so it also refuses read-only memory with a
+/// ValueError (Note [Read-only memory]).
 void check_not_recording_into(const Tensor& t, std::string_view op);
 
 }  // namespace locus::autograd

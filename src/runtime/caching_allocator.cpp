@@ -254,6 +254,9 @@ void CachingAllocator::empty_cache() {
 }
 
 void CachingAllocator::record_stream(const detail::DataPtr& data, StreamId stream) {
+  // Memory lent by another library (a DLPack import) is not a block of this pool: its context
+  // is not a Block, and its release waits for the device itself (Note [DLPack lifetimes]).
+  if (data.deleter() != &CachingAllocator::free_callback) return;
   auto* block = static_cast<Block*>(data.context());
   if (!block) return;
   std::lock_guard lock(mutex_);

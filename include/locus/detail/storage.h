@@ -42,6 +42,8 @@ class DataPtr {
 
   void* get() const noexcept { return ptr_; }
   void* context() const noexcept { return ctx_; }
+  /// The function that frees the memory: tells an allocator whether the memory is its own.
+  Deleter deleter() const noexcept { return deleter_; }
   Device device() const noexcept { return device_; }
 
  private:
@@ -84,6 +86,11 @@ class Storage : public RefCounted {
   Device device() const noexcept { return data_.device(); }
   bool pinned() const noexcept { return pinned_; }
   const DataPtr& data_ptr() const noexcept { return data_; }
+  /// True for memory lent read-only by another library (a DLPack import with the read-only
+  /// flag): every write into it is refused (Note [Read-only memory]).
+  bool read_only() const noexcept { return read_only_; }
+  /// Marks the buffer read-only; done once, before any tensor views it.
+  void set_read_only() noexcept { read_only_ = true; }
 
   /// Marks the buffer as in use by asynchronous device work; see Note [Host reads wait].
   /// Several copies may read it at once (each batch sent from one pinned buffer).
@@ -106,6 +113,7 @@ class Storage : public RefCounted {
   DataPtr data_;
   size_t nbytes_;
   bool pinned_;
+  bool read_only_ = false;
   mutable std::atomic<bool> has_pending_{false};
   mutable std::mutex pending_mutex_;
   mutable std::vector<std::unique_ptr<PendingWork>> pending_;
