@@ -15,6 +15,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 
 namespace locus {
 namespace {
@@ -100,7 +101,7 @@ Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype) {
 
 void check_not_recording_into(const Tensor& t, std::string_view op) {
   if (t_grad_enabled && t.requires_grad())
-    throw ValueError("[locus::" + std::string(op) + "] writes into a tensor that requires grad, which autograd cannot " +
+    throw ValueError(detail::error_prefix(op) + "writes into a tensor that requires grad, which autograd cannot " +
                      "record; use the out-of-place form, or wrap the update in NoGradGuard (as optimizers do)");
 }
 

@@ -86,7 +86,7 @@ LOCUS_UNARY_METHOD(LogicalNot, logical_not)
 
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return locus::clamp(*this, min, max); }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
-  if (!min && !max) throw ValueError("[locus::clamp] at least one of min and max must be given");
+  if (!min && !max) throw ValueError(ops::op_prefix(OpId::Clamp) + "at least one of min and max must be given");
   ops::run_unary(OpId::Clamp, *this, *this, min, max);
   return *this;
 }
