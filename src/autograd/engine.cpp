@@ -8,6 +8,7 @@
 // to where the input lived, so a graph that crosses devices back-propagates.
 
 #include <atomic>
+#include <sstream>
 #include <unordered_map>
 
 #include "locus/autograd.h"
@@ -117,10 +118,12 @@ void Tensor::backward(const Tensor& gradient) const {
       throw ValueError("backward: grad can be implicitly created only for one-element outputs; this one has " +
                        std::to_string(numel()) + " elements, so pass a gradient of shape matching it");
     seed = ones_like(*this);
-  } else if (!(seed.shape() == shape())) {
-    throw ShapeError("backward: the gradient's shape does not match the tensor's");
-  } else if (seed.device() != device()) {
+  } else if (seed.device() != device()) {  // the device rule first, as for every op
     throw DeviceMismatchError(device(), seed.device(), "gradient", "backward");
+  } else if (!(seed.shape() == shape())) {
+    std::ostringstream os;
+    os << "[locus::backward] the gradient's shape " << seed.shape() << " does not match the tensor's " << shape();
+    throw ShapeError(os.str());
   }
   NoGradGuard no_grad;
   std::shared_ptr<autograd::Node> root = impl()->grad_fn();

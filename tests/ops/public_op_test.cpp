@@ -131,6 +131,46 @@ TEST(PublicOpErrors, AllcloseAndEqualFollowTheDeviceRule) {
   EXPECT_TRUE(equal(s, s.clone()));
 }
 
+TEST(PublicOpErrors, LikeFactoriesNameThemselves) {
+  const Tensor ints = tensor({1L, 2L});
+  try {
+    rand_like(ints);
+    FAIL();
+  } catch (const DTypeError& e) {
+    EXPECT_STREQ(e.what(), "[locus::rand_like] needs a floating dtype");
+  }
+  try {
+    randn_like(ints);
+    FAIL();
+  } catch (const DTypeError& e) {
+    EXPECT_STREQ(e.what(), "[locus::randn_like] needs a floating dtype");
+  }
+  EXPECT_STREQ(detail::error_prefix("rand").c_str(), "[locus::rand] ");  // the scope closed
+  EXPECT_EQ(rand_like(ints, TensorOptions().dtype(kFloat64)).dtype(), kFloat64);
+}
+
+// backward(gradient) checks the device first, as every op does, then the shape.
+TEST(PublicOpErrors, BackwardChecksItsGradientDeviceFirst) {
+  const Tensor x = ones({2, 3}, Device("sim:0")).requires_grad_();
+  const Tensor y = x * 2;
+  try {
+    y.backward(ones({3}));
+    FAIL();
+  } catch (const DeviceMismatchError& e) {
+    EXPECT_STREQ(e.what(),
+                 "Expected all tensors to be on the same device, but found at least two devices, sim:0 and cpu! "
+                 "(when checking argument 'gradient' of 'backward')");
+  }
+  try {
+    y.backward(ones({3}, Device("sim:0")));
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.what(), "[locus::backward] the gradient's shape [3] does not match the tensor's [2, 3]");
+  }
+  y.backward(full({2, 3}, 0.5, Device("sim:0")));
+  testing::expect_close(x.grad(), {1, 1, 1, 1, 1, 1});
+}
+
 // A kernel a device lacks, met inside a composite: the message names the function the user
 // called and the op the policy and fallback_count() speak of.
 TEST(PublicOpErrors, MissingKernelInsideACompositeNamesBoth) {
