@@ -44,13 +44,15 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 Tensor dropout(const Tensor& input, double p, bool training) {
   const ops::PublicOp op("dropout", {{input, "input"}});
   if (!(p >= 0 && p <= 1))
-    throw ValueError(detail::error_prefix("dropout") + "probability has to be between 0 and 1, but got " + std::to_string(p));
+    throw ValueError(detail::error_prefix("dropout") + "probability has to be between 0 and 1, but got " +
+                     std::to_string(p));
   if (!training || p == 0) return input;
   if (!is_floating_point(input.dtype()))
-    throw DTypeError(detail::error_prefix("dropout") + "needs a floating input, got " + std::string(dtype_name(input.dtype())) +
-                     "; convert with .to(kFloat32)");
+    throw DTypeError(detail::error_prefix("dropout") + "needs a floating input, got " +
+                     std::string(dtype_name(input.dtype())) + "; convert with .to(kFloat32)");
   if (p == 1) return mul(input, 0.0);  // as PyTorch: every element dropped, the graph kept
-  const Tensor keep = ge(rand(input.shape(), TensorOptions().dtype(input.dtype()).device(input.device())), p).to(input.dtype());
+  const TensorOptions like = TensorOptions().dtype(input.dtype()).device(input.device());
+  const Tensor keep = ge(rand(input.shape(), like), p).to(input.dtype());
   return mul(input, mul(keep, 1.0 / (1.0 - p)));
 }
 

@@ -51,7 +51,8 @@ Shape class_target_shape(const Tensor& input) {
 // The checks of class-index targets, before anything runs: an input with a class dim, and int64
 // targets of its shape without that dim.
 void check_class_targets(const Tensor& input, const Tensor& target) {
-  if (input.dim() == 0) shape_error(input, target, "an input of at least one dimension ([C], [N, C] or [N, C, d1, ...])");
+  if (input.dim() == 0)
+    shape_error(input, target, "an input of at least one dimension ([C], [N, C] or [N, C, d1, ...])");
   if (target.dtype() != kInt64)
     throw DTypeError(detail::error_prefix("nll_loss") + "expects class indices of dtype int64 as target, got " +
                      std::string(dtype_name(target.dtype())) + "; convert with .to(kInt64)");
@@ -153,7 +154,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLoss
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
   if (is_floating_point(target.dtype())) {
     if (logits.dim() == 0 || !(target.shape() == logits.shape()))
-      shape_error(logits, target, "class probabilities of the input's shape (a floating target), or int64 class indices");
+      shape_error(logits, target,
+                  "class probabilities of the input's shape (a floating target), or int64 class indices");
     // Class probabilities: -sum_c p * log_softmax, one value per sample (and position).
     const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
     return reduce(losses, options.reduction());
