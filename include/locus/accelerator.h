@@ -24,8 +24,12 @@ bool is_available(DeviceType type) noexcept;
 void synchronize(Device device);
 
 namespace mps {
-/// Apple's Metal backend: false off Apple platforms (Locus has no MPS backend on Linux).
+/// Apple's Metal backend: false off Apple platforms (Locus has no MPS backend on Linux). The
+/// C++ form of torch.backends.mps.is_available().
 bool is_available() noexcept;
+/// Number of MPS devices, as torch.mps.device_count(): 1 where MPS is available, else 0.
+/// Never throws.
+int device_count() noexcept;
 }  // namespace mps
 
 /// The generic layer, like torch.accelerator: the accelerator best_device() would pick.

@@ -35,15 +35,28 @@ int current_device();
 /// Sets the calling thread's current device. IndexError when it does not exist.
 void set_device(int index);
 
-/// The memory calls of memory.h for `cuda:index` (current device when -1).
+// The memory calls of memory.h for `cuda:index` (the current device when -1). Without CUDA
+// they answer as torch.cuda's do, so portable code needs no guard: 0 bytes, empty stats, and
+// reset_peak_memory_stats / empty_cache do nothing; mem_get_info throws BackendUnavailableError.
+// With CUDA, an index that does not exist throws IndexError.
+
+/// Bytes held by live tensors on cuda:index (0 without CUDA).
 int64_t memory_allocated(int index = -1);
+/// Bytes the caching allocator holds from cuda:index (0 without CUDA).
 int64_t memory_reserved(int index = -1);
+/// Peak of memory_allocated since the start or the last reset (0 without CUDA).
 int64_t max_memory_allocated(int index = -1);
+/// Peak of memory_reserved since the start or the last reset (0 without CUDA).
 int64_t max_memory_reserved(int index = -1);
+/// Resets every peak of cuda:index to its current value (nothing to do without CUDA).
 void reset_peak_memory_stats(int index = -1);
+/// Gives cached, unused blocks of cuda:index back to the driver (nothing to do without CUDA).
 void empty_cache(int index = -1);
+/// Every counter of cuda:index's allocator (all zero without CUDA).
 MemoryStats memory_stats(int index = -1);
+/// memory_stats as a readable table, like torch.cuda.memory_summary() (zeros without CUDA).
 std::string memory_summary(int index = -1);
+/// (free, total) bytes of cuda:index; BackendUnavailableError without CUDA (as torch).
 std::pair<uint64_t, uint64_t> mem_get_info(int index = -1);
 
 }  // namespace locus::cuda

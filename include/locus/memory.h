@@ -33,21 +33,30 @@ struct MemoryStats {
 
 /// The per-device calls, for any device type (`memory::memory_allocated(Device("sim:0"))`).
 /// All are thread-safe. Devices without an index mean the current device of that type.
+///
+/// Portable as PyTorch's: for a device type this build or machine cannot use (cuda without a
+/// GPU, mps off Apple), whatever the index, the byte counts and memory_stats are 0,
+/// reset_peak_memory_stats and empty_cache do nothing, and memory_summary is a table of zeros;
+/// only mem_get_info throws (BackendUnavailableError). On a usable type, an index that does
+/// not exist (sim:5 with two sim devices) throws IndexError naming the device count.
 namespace memory {
 /// Bytes held by live tensors on `device`. Exact at all times.
 int64_t memory_allocated(Device device);
 /// Bytes the allocator holds from the device (>= memory_allocated).
 int64_t memory_reserved(Device device);
+/// The peak of memory_allocated since the start or the last reset_peak_memory_stats.
 int64_t max_memory_allocated(Device device);
+/// The peak of memory_reserved since the start or the last reset_peak_memory_stats.
 int64_t max_memory_reserved(Device device);
 /// Resets every peak to its current value.
 void reset_peak_memory_stats(Device device);
 /// Gives cached, unused blocks back to the device (or the OS for cpu and pinned memory).
 void empty_cache(Device device);
+/// Every counter of the device's allocator (all zero for an unusable device type).
 MemoryStats memory_stats(Device device);
 /// A readable table of memory_stats, like torch.cuda.memory_summary().
 std::string memory_summary(Device device);
-/// (free, total) bytes of the device as a whole.
+/// (free, total) bytes of the device as a whole; BackendUnavailableError for an unusable type.
 std::pair<uint64_t, uint64_t> mem_get_info(Device device);
 /// Stats of the cached pinned (page-locked) host allocator.
 MemoryStats host_pinned_memory_stats();

@@ -1,10 +1,11 @@
 #pragma once
 /// \file nn.h
-/// Everything of locus::nn: Module, the layers and the losses.
+/// Everything of locus::nn: Module, the layers, their functional forms and the losses.
 
 #include "locus/nn/cloneable.h"
 #include "locus/nn/data_parallel.h"
 #include "locus/nn/distributed_data_parallel.h"
+#include "locus/nn/functional.h"
 #include "locus/nn/layers.h"
 #include "locus/nn/loss.h"
 #include "locus/nn/loss_modules.h"

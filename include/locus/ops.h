@@ -20,9 +20,10 @@ struct ValuesIndices {
   Tensor indices;
 };
 
-/// True when shapes match and every element is within atol + rtol*|b| (NaNs unequal).
+/// True when shapes match and every element is within atol + rtol*|b| (NaNs unequal). The
+/// device rule holds: DeviceMismatchError for tensors on two devices (0-dim CPU ones may join).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
-/// True when shapes, dtypes and every element match exactly.
+/// True when shapes, dtypes and every element match exactly. The device rule holds, as above.
 bool equal(const Tensor& a, const Tensor& b);
 
 // ---- reductions ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 // to where the input lived, so a graph that crosses devices back-propagates.
 
 #include <atomic>
+#include <sstream>
 #include <unordered_map>
 
 #include "locus/autograd.h"
@@ -15,6 +16,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 
 namespace locus {
 namespace {
@@ -110,7 +112,7 @@ void check_not_recording_into(const Tensor& t, std::string_view op) {
     throw ValueError("[locus::" + std::string(op) + "] cannot write into read-only memory (a tensor imported through DLPack " +
                      "with the read-only flag, which its producer does not allow writing); write into a copy: t.clone()");
   if (t_grad_enabled && t.requires_grad())
-    throw ValueError("[locus::" + std::string(op) + "] writes into a tensor that requires grad, which autograd cannot " +
+    throw ValueError(detail::error_prefix(op) + "writes into a tensor that requires grad, which autograd cannot " +
                      "record; use the out-of-place form, or wrap the update in NoGradGuard (as optimizers do)");
 }
 
@@ -126,10 +128,12 @@ void Tensor::backward(const Tensor& gradient) const {
       throw ValueError("backward: grad can be implicitly created only for one-element outputs; this one has " +
                        std::to_string(numel()) + " elements, so pass a gradient of shape matching it");
     seed = ones_like(*this);
-  } else if (!(seed.shape() == shape())) {
-    throw ShapeError("backward: the gradient's shape does not match the tensor's");
-  } else if (seed.device() != device()) {
+  } else if (seed.device() != device()) {  // the device rule first, as for every op
     throw DeviceMismatchError(device(), seed.device(), "gradient", "backward");
+  } else if (!(seed.shape() == shape())) {
+    std::ostringstream os;
+    os << "[locus::backward] the gradient's shape " << seed.shape() << " does not match the tensor's " << shape();
+    throw ShapeError(os.str());
   }
   NoGradGuard no_grad;
   std::shared_ptr<autograd::Node> root = impl()->grad_fn();

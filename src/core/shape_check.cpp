@@ -5,6 +5,7 @@
 #include <string>
 
 #include "locus/errors.h"
+#include "src/core/public_op.h"
 
 namespace locus::detail {
 
@@ -16,7 +17,7 @@ int64_t checked_numel(const Shape& shape, size_t itemsize, std::string_view op) 
     const int64_t s = shape[i];
     if (s < 0) {
       std::ostringstream os;
-      os << "[locus::" << op << "] negative dimension " << s << " at index " << i << " in shape " << shape;
+      os << detail::error_prefix(op) << "negative dimension " << s << " at index " << i << " in shape " << shape;
       throw ShapeError(os.str());
     }
     overflow = overflow || __builtin_mul_overflow(extent, std::max<int64_t>(s, 1), &extent);
@@ -24,7 +25,7 @@ int64_t checked_numel(const Shape& shape, size_t itemsize, std::string_view op) 
   }
   if (overflow) {
     std::ostringstream os;
-    os << "[locus::" << op << "] shape " << shape << " is too large: its element count or its size in bytes ("
+    os << detail::error_prefix(op) << "shape " << shape << " is too large: its element count or its size in bytes ("
        << itemsize << " per element) overflows int64";
     throw ShapeError(os.str());
   }

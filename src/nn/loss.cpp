@@ -1,5 +1,6 @@
-// Losses. They check their operands' devices and dtypes first, so an error names the loss the
-// user called, not an op it is built from.
+// Losses. Each opens a PublicOp (Note [Public op names] in src/core/public_op.h) and checks its
+// arguments' devices, dtypes and shapes first, so an error names the loss the user called and
+// its arguments, not an op it is built from.
 
 #include "locus/nn/loss.h"
 
@@ -12,8 +13,10 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/core/public_op.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/public_op.h"
 
 namespace locus::nn {
 namespace {
@@ -28,10 +31,35 @@ Tensor reduce(const Tensor& losses, Reduction reduction) {
   }
 }
 
-[[noreturn]] void shape_error(const char* op, const Tensor& input, const Tensor& target, const char* expected) {
+// Inside a loss's PublicOp, the prefix names that loss (nll_loss's checks also serve cross_entropy).
+[[noreturn]] void shape_error(const Tensor& input, const Tensor& target, const char* expected) {
   std::ostringstream os;
-  os << "[locus::" << op << "] expects " << expected << ", got input " << input.shape() << " and target " << target.shape();
+  os << detail::error_prefix("nll_loss") << "expects " << expected << ", got input " << input.shape() << " and target "
+     << target.shape();
   throw ShapeError(os.str());
+}
+
+// The shape class indices have for an input [C] (0-dim) or [N, C, d1, ...] ([N, d1, ...]).
+Shape class_target_shape(const Tensor& input) {
+  Shape want;
+  if (input.dim() == 1) return want;
+  want.push_back(input.size(0));
+  for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
+  return want;
+}
+
+// The checks of class-index targets, before anything runs: an input with a class dim, and int64
+// targets of its shape without that dim.
+void check_class_targets(const Tensor& input, const Tensor& target) {
+  if (input.dim() == 0)
+    shape_error(input, target, "an input of at least one dimension ([C], [N, C] or [N, C, d1, ...])");
+  if (target.dtype() != kInt64)
+    throw DTypeError(detail::error_prefix("nll_loss") + "expects class indices of dtype int64 as target, got " +
+                     std::string(dtype_name(target.dtype())) + "; convert with .to(kInt64)");
+  if (target.shape() == class_target_shape(input)) return;
+  shape_error(input, target,
+              input.dim() == 1 ? "a 0-dim target for an unbatched [C] input"
+                               : "a target of the input's shape without the class dim 1");
 }
 
 // Input [N, C, d1, ...] as [N * d1 * ..., C] with the class dim last, and the target's shape.
@@ -40,47 +68,42 @@ struct Flat {
   Shape target_shape;
 };
 
-Flat flatten_classes(const Tensor& input, const Tensor& target, const char* op) {
-  if (input.dim() == 1) {  // unbatched: [C] with a 0-dim target
-    if (target.dim() != 0) shape_error(op, input, target, "a 0-dim target for an unbatched [C] input");
-    return {input.unsqueeze(0), Shape{}};
-  }
-  if (input.dim() < 1) shape_error(op, input, target, "an input of at least one dimension");
-  Shape want;
-  want.push_back(input.size(0));
-  for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
-  if (!(target.shape() == want)) shape_error(op, input, target, "a target of the input's shape without the class dim 1");
-  const int64_t c = input.size(1);
-  if (input.dim() == 2) return {input, want};
+Flat flatten_classes(const Tensor& input) {
+  if (input.dim() <= 2) return {input.dim() == 1 ? input.unsqueeze(0) : input, class_target_shape(input)};
   Shape order{0};
   for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
   order.push_back(1);
-  return {input.permute(order).reshape({-1, c}), want};
+  return {input.permute(order).reshape({-1, input.size(1)}), class_target_shape(input)};
 }
 
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  ops::common_device(OpId::MseLoss, {{input, "self"}, {target, "target"}});
+  // Elementwise, as PyTorch's TensorIterator kernel: a 0-dim CPU target may join as a number.
+  const ops::PublicOp op("mse_loss", {{input, "input"}, {target, "target"}}, ops::CpuScalars::Join);
   if (!(input.shape() == target.shape())) {
     std::ostringstream os;
-    os << "[locus::mse_loss] input shape " << input.shape() << " and target shape " << target.shape() << " differ";
+    os << detail::error_prefix("mse_loss") << "input shape " << input.shape() << " and target shape " << target.shape()
+       << " differ";
     throw ShapeError(os.str());
   }
-  const Tensor d = input - target;
+  // PyTorch computes in the common dtype of the two (a bool or integer target joins a floating
+  // input), and has no integer kernel.
+  const DType dtype = result_type(input, target);
+  if (!is_floating_point(dtype))
+    throw DTypeError(detail::error_prefix("mse_loss") + "needs a floating input or target, got " +
+                     std::string(dtype_name(input.dtype())) + " and " + std::string(dtype_name(target.dtype())) +
+                     "; convert with .to(kFloat32)");
+  const Tensor d = input.to(dtype) - target.to(dtype);
   return reduce(d * d, reduction);
 }
 
 namespace {
 
-// nll_loss, with errors naming `op` (the loss the user called).
+// nll_loss of checked arguments (check_class_targets); `op_id` is the loss the user called, which
+// a target found out of range on cuda names when it is raised later (Note [Deferred checks]).
 Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options, OpId op_id) {
-  const std::string name(ops::op_name(op_id));
-  const char* op = name.c_str();
-  if (target.dtype() != kInt64)
-    throw DTypeError(std::string("[locus::") + op + "] expects class indices of dtype int64 as target, got " +
-                     std::string(dtype_name(target.dtype())) + "; convert with .to(kInt64)");
-  const Flat flat = flatten_classes(log_probs, target, op);
+  const Flat flat = flatten_classes(log_probs);
   const int64_t c = flat.input.size(1);
   const Tensor t = target.reshape({-1});
   Tensor picked;
@@ -115,21 +138,29 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
 
 }  // namespace
 
+// Class losses check devices strictly, as PyTorch's nll_loss: a 0-dim CPU target of an unbatched
+// input on another device is a mismatch, not a number.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options) {
-  ops::common_device(OpId::NllLoss, {{log_probs, "self"}, {target, "target"}});
+  const ops::PublicOp op("nll_loss", {{log_probs, "input"}, {target, "target"}});
+  check_class_targets(log_probs, target);
+  if (!is_floating_point(log_probs.dtype()))
+    throw DTypeError(detail::error_prefix("nll_loss") + "expects floating log-probabilities as input, got " +
+                     std::string(dtype_name(log_probs.dtype())) + "; pass log_softmax(x, 1) of the scores");
   return nll(log_probs, target, options, OpId::NllLoss);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
-  ops::common_device(OpId::CrossEntropy, {{logits, "self"}, {target, "target"}});
+  const ops::PublicOp op("cross_entropy", {{logits, "input"}, {target, "target"}});
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
   if (is_floating_point(target.dtype())) {
-    if (!(target.shape() == logits.shape()))
-      shape_error("cross_entropy", logits, target, "class probabilities of the input's shape (a floating target), or int64 class indices");
+    if (logits.dim() == 0 || !(target.shape() == logits.shape()))
+      shape_error(logits, target,
+                  "class probabilities of the input's shape (a floating target), or int64 class indices");
     // Class probabilities: -sum_c p * log_softmax, one value per sample (and position).
     const Tensor losses = -(log_softmax(logits, class_dim) * target).sum(class_dim);
     return reduce(losses, options.reduction());
   }
+  check_class_targets(logits, target);
   return nll(log_softmax(logits, class_dim), target, options, OpId::CrossEntropy);
 }
 

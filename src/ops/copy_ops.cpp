@@ -41,7 +41,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   const Shape shape = ops::broadcast_shapes(this->shape(), src.shape(), OpId::Copy);
   if (!(shape == this->shape())) {
     std::ostringstream os;
-    os << "[locus::copy_] source of shape " << src.shape() << " cannot be broadcast to the destination shape " << this->shape();
+    os << ops::op_prefix(OpId::Copy) << "source of shape " << src.shape() << " cannot be broadcast to the destination shape " << this->shape();
     throw ShapeError(os.str());
   }
   if (device() == src.device()) {

@@ -20,7 +20,8 @@
 namespace locus::ops {
 
 void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, Device device, bool deferred) {
-  std::string message = op_prefix(op);
+  // A deferred failure surfaces later, inside whatever runs then: it names the op it recorded.
+  std::string message = deferred ? "[locus::" + std::string(op_name(op)) + "] " : op_prefix(op);
   if (kind == CheckKind::TargetOutOfBounds)
     message += "target " + std::to_string(value) + " is out of bounds for " + std::to_string(bound) + " classes";
   else

@@ -9,8 +9,10 @@
 
 #include "locus/errors.h"
 #include "locus/fallback.h"
+#include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/kernel_registry.h"
+#include "src/ops/public_op.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -66,7 +68,7 @@ Device common_device(OpId op, const Operand* operands, int count) {
     if (d.is_cpu() && o.tensor.dim() == 0) continue;  // a CPU scalar joins any device
     if (!first) first = &o;
     else if (d != first->tensor.device())
-      throw DeviceMismatchError(first->tensor.device(), d, o.name, std::string(op_name(op)));
+      throw DeviceMismatchError(first->tensor.device(), d, o.name, error_name(op));
   }
   return first ? first->tensor.device() : operands[0].tensor.device();
 }
@@ -79,13 +81,40 @@ Device common_device(OpId op, const std::vector<Tensor>& tensors) {
   for (size_t i = 1; i < tensors.size(); ++i)
     if (tensors[i].device() != tensors[0].device())
       throw DeviceMismatchError(tensors[0].device(), tensors[i].device(), "tensors[" + std::to_string(i) + "]",
-                                std::string(op_name(op)));
+                                error_name(op));
   return tensors.at(0).device();
 }
 
+namespace {
+Device same_device(const char* name, std::initializer_list<Operand> arguments, CpuScalars cpu_scalars) {
+  const Tensor* first = nullptr;
+  for (const Operand& a : arguments) {
+    if (!a.tensor.defined()) continue;
+    const Device d = a.tensor.device();
+    if (cpu_scalars == CpuScalars::Join && d.is_cpu() && a.tensor.dim() == 0) continue;
+    if (!first) first = &a.tensor;
+    else if (d != first->device())
+      throw DeviceMismatchError(first->device(), d, a.name, std::string(detail::public_op_name(name)));
+  }
+  if (first) return first->device();
+  for (const Operand& a : arguments)
+    if (a.tensor.defined()) return a.tensor.device();  // only CPU scalars
+  return Device(DeviceType::CPU);
+}
+}  // namespace
+
+PublicOp::PublicOp(const char* name, std::initializer_list<Operand> arguments, CpuScalars cpu_scalars)
+    : scope_(name), device_(same_device(name, arguments, cpu_scalars)) {}
+
 const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
   if (has_kernel(device.type(), op, dtype)) return backend_kernels(device.type()).table;
-  if (device.is_cpu()) throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] has no CPU kernel");
+  // Inside a composite (Note [Public op names]) the message names the public function and the
+  // op it needs, since the policy and fallback_count speak of the latter.
+  auto what = [op] {
+    const std::string own(op_name(op));
+    return error_name(op) == own ? op_prefix(op) : op_prefix(op) + "needs " + own + ", which is ";
+  };
+  if (device.is_cpu()) throw NotImplementedError(what() + "has no CPU kernel");
   const CpuFallback p = policy().load();
   if (p == CpuFallback::Error) {
     std::string where;
@@ -94,8 +123,8 @@ const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
       if (has_kernel(type, op, dtype))
         where += (where.empty() ? "" : ", ") + std::string(device_type_name(type));
     }
-    throw NotImplementedError("[locus::" + std::string(op_name(op)) + "] not implemented for device '" + device.str() +
-                              "' (dtype " + std::string(dtype_name(dtype)) + "). Implemented for: " + where +
+    throw NotImplementedError(what() + "not implemented for device '" + device.str() + "' (dtype " +
+                              std::string(dtype_name(dtype)) + "). Implemented for: " + where +
                               ". Set LOCUS_CPU_FALLBACK=warn to run it on the CPU.");
   }
   const int i = static_cast<int>(op);
@@ -128,12 +157,11 @@ ValuesIndices back_to(Device device, ValuesIndices result) {
   return {back_to(device, std::move(result.values)), back_to(device, std::move(result.indices))};
 }
 
-std::string op_prefix(OpId op) { return "[locus::" + std::string(op_name(op)) + "] "; }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, OpId op) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n)
-    throw IndexError("[locus::" + std::string(op_name(op)) + "] dimension out of range (expected to be in range of [" +
+    throw IndexError(op_prefix(op) + "dimension out of range (expected to be in range of [" +
                      std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
   return dim < 0 ? dim + n : dim;
 }

@@ -67,7 +67,4 @@ inline void wait_for_host(const Tensor& t) { t.impl()->storage()->wait_for_pendi
 /// Wraps a dim index into [0, ndim) ("dim" errors name the op). IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim, OpId op);
 
-/// The error prefix of an op: "[locus::add] ".
-std::string op_prefix(OpId op);
-
 }  // namespace locus::ops

@@ -16,13 +16,13 @@ constexpr int kNumElementwise = static_cast<int>(sizeof(kElementwiseRules) / siz
 std::string bool_refusal(OpId op) {
   switch (op) {
     case OpId::Sub:
-      return "[locus::sub] subtraction, the `-` operator, with two bool tensors is not supported; use the `^` operator "
+      return op_prefix(OpId::Sub) + "subtraction, the `-` operator, with two bool tensors is not supported; use the `^` operator "
              "or logical_xor() instead";
     case OpId::Neg:
-      return "[locus::neg] negation, the `-` operator, on a bool tensor is not supported; to invert a mask, use the "
+      return op_prefix(OpId::Neg) + "negation, the `-` operator, on a bool tensor is not supported; to invert a mask, use the "
              "`~` operator or logical_not() instead";
     default:
-      return "[locus::" + std::string(op_name(op)) + "] is not supported for bool tensors; convert with .to(kInt64) first";
+      return op_prefix(op) + "is not supported for bool tensors; convert with .to(kInt64) first";
   }
 }
 
@@ -44,12 +44,12 @@ ElementwiseDtypes resolve_dtypes(OpId op, DType common) {
     }
     case DtypeRule::FloatOnly:
       if (!is_floating_point(common))
-        throw DTypeError("[locus::" + std::string(op_name(op)) + "] needs a floating dtype, got " +
+        throw DTypeError(op_prefix(op) + "needs a floating dtype, got " +
                          std::string(dtype_name(common)) + "; convert with .to(kFloat32) first");
       return {common, common};
     case DtypeRule::Bounds:  // clamp: bool tensors with bool bounds have no order to clamp in
       if (common == DType::Bool)
-        throw DTypeError("[locus::" + std::string(op_name(op)) + "] is not supported for bool tensors with bool bounds; "
+        throw DTypeError(op_prefix(op) + "is not supported for bool tensors with bool bounds; "
                          "convert with .to(kInt64) or give integer bounds");
       return {common, common};
     case DtypeRule::Compare:

@@ -70,7 +70,7 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
 }
 
 [[noreturn]] void refuse_bool_sub() {
-  throw DTypeError("[locus::sub] subtraction, the `-` operator, with a bool tensor or a bool number is not supported; "
+  throw DTypeError(op_prefix(OpId::Sub) + "subtraction, the `-` operator, with a bool tensor or a bool number is not supported; "
                    "use the `^` operator or logical_xor() for bools, or convert with .to(kInt64) first");
 }
 
@@ -137,7 +137,7 @@ Tensor call(Call& c) {
   const bool is_where = c.op == OpId::Where;
   const int first = is_where ? 1 : 0;
   if (is_where && c.inputs[0]->dtype() != DType::Bool)
-    throw DTypeError("[locus::where] condition must be a bool tensor, got " + std::string(dtype_name(c.inputs[0]->dtype())));
+    throw DTypeError(op_prefix(OpId::Where) + "condition must be a bool tensor, got " + std::string(dtype_name(c.inputs[0]->dtype())));
   const DType common = common_dtype(c, first);
   const ElementwiseDtypes dt = is_where ? ElementwiseDtypes{common, common} : resolve_dtypes(c.op, common);
   if (c.op == OpId::Sub) {  // PyTorch refuses a bool on either side, not only two bool tensors
@@ -154,7 +154,7 @@ Tensor call(Call& c) {
   }
   if (c.op == OpId::Pow && c.scalars.has_other && !is_floating_point(dt.compute) && c.scalars.other.is_integral() &&
       c.scalars.other.to_int64() < 0)
-    throw ValueError("[locus::pow] integers to negative integer powers are not allowed");
+    throw ValueError(op_prefix(OpId::Pow) + "integers to negative integer powers are not allowed");
   // 3. broadcasting (no Shape is built when the operands already agree)
   Shape broadcast;
   const Shape* shape = &c.inputs[0]->shape();

@@ -34,7 +34,7 @@ OpId div_op(std::optional<std::string_view> mode) {
   if (!mode) return OpId::Div;
   if (*mode == "trunc") return OpId::DivTrunc;
   if (*mode == "floor") return OpId::DivFloor;
-  throw ValueError("[locus::div] expected rounding_mode to be one of std::nullopt, \"trunc\" or \"floor\", but found \"" +
+  throw ValueError(ops::op_prefix(OpId::Div) + "expected rounding_mode to be one of std::nullopt, \"trunc\" or \"floor\", but found \"" +
                    std::string(*mode) + "\"");
 }
 }  // namespace
@@ -68,7 +68,7 @@ Tensor& relu_out(Tensor& out, const Tensor& x) {
 }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
-  if (!min && !max) throw ValueError("[locus::clamp] at least one of min and max must be given");
+  if (!min && !max) throw ValueError(ops::op_prefix(OpId::Clamp) + "at least one of min and max must be given");
   return ops::run_unary(OpId::Clamp, x, {}, min, max);
 }
 

@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/autograd.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/scalar_fits.h"
@@ -182,27 +183,27 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   const DType dtype = options.dtype_or(floating ? get_default_dtype() : DType::Int64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st))
-    throw ValueError("[locus::arange] start, end and step must be finite");
+    throw ValueError(ops::op_prefix(OpId::Arange) + "start, end and step must be finite");
   // An integral result counts in integers, as PyTorch does: arange(0, 5, 0.5, kInt64) has step 0.
   if (!is_floating_point(dtype)) s = std::trunc(s), e = std::trunc(e), st = std::trunc(st);
-  if (st == 0) throw ValueError("[locus::arange] step must be nonzero");
-  if ((e - s) / st < 0) throw ValueError("[locus::arange] upper bound and step sign are inconsistent");
+  if (st == 0) throw ValueError(ops::op_prefix(OpId::Arange) + "step must be nonzero");
+  if ((e - s) / st < 0) throw ValueError(ops::op_prefix(OpId::Arange) + "upper bound and step sign are inconsistent");
   const double count = std::ceil((e - s) / st);
   // Checked before the cast: a double past int64's range (or NaN) has no int64 value to become.
   if (!(count < 9.2233720368547758e18))
-    throw ValueError("[locus::arange] (end - start) / step = " + std::to_string(count) + " elements is not a tensor size");
+    throw ValueError(ops::op_prefix(OpId::Arange) + "(end - start) / step = " + std::to_string(count) + " elements is not a tensor size");
   const auto n = static_cast<int64_t>(count);
   return generate(OpId::Arange, Shape{n}, options.dtype(dtype), dtype, s, st);
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
-  if (steps < 0) throw ValueError("[locus::linspace] number of steps must be non-negative");
+  if (steps < 0) throw ValueError(detail::error_prefix("linspace") + "number of steps must be non-negative");
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   return generate(OpId::Arange, Shape{steps}, options, get_default_dtype(), start, step);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
-  if (n < 0 || m.value_or(0) < 0) throw ValueError("[locus::eye] sizes must be non-negative");
+  if (n < 0 || m.value_or(0) < 0) throw ValueError(detail::error_prefix("eye") + "sizes must be non-negative");
   const int64_t cols = m.value_or(n);
   Tensor t = zeros(Shape{n, cols}, options);
   const int64_t diag = std::min(n, cols);
@@ -215,20 +216,20 @@ Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
 
 Tensor rand(const Shape& shape, TensorOptions options) {
   const Tensor t = generate(OpId::Rand, shape, options.requires_grad(false), get_default_dtype(), 0, 1);
-  if (!is_floating_point(t.dtype())) throw DTypeError("[locus::rand] needs a floating dtype");
+  if (!is_floating_point(t.dtype())) throw DTypeError(ops::op_prefix(OpId::Rand) + "needs a floating dtype");
   if (options.requires_grad()) t.impl()->set_requires_grad(true);
   return t;
 }
 
 Tensor randn(const Shape& shape, TensorOptions options) {
   const Tensor t = generate(OpId::Randn, shape, options.requires_grad(false), get_default_dtype(), 0, 1);
-  if (!is_floating_point(t.dtype())) throw DTypeError("[locus::randn] needs a floating dtype");
+  if (!is_floating_point(t.dtype())) throw DTypeError(ops::op_prefix(OpId::Randn) + "needs a floating dtype");
   if (options.requires_grad()) t.impl()->set_requires_grad(true);
   return t;
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions options) {
-  if (high <= low) throw ValueError("[locus::randint] high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
+  if (high <= low) throw ValueError(ops::op_prefix(OpId::Randint) + "high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
   return generate(OpId::Randint, shape, options, DType::Int64, static_cast<double>(low), static_cast<double>(high));
 }
 
@@ -237,15 +238,15 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void
   Shape st = strides.value_or(Shape(shape.size(), 1));
   if (!strides)
     for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * std::max<int64_t>(shape[i], 1);
-  if (st.size() != shape.size()) throw ShapeError("[locus::from_blob] strides and shape have different lengths");
+  if (st.size() != shape.size()) throw ShapeError(detail::error_prefix("from_blob") + "strides and shape have different lengths");
   // The storage spans the furthest element the strides reach (nothing for an empty tensor).
   int64_t extent = numel ? 1 : 0;
   for (size_t i = 0; numel && i < shape.size(); ++i) {
     int64_t reach = 0;
-    if (st[i] < 0) throw ShapeError("[locus::from_blob] negative stride " + std::to_string(st[i]) + " at index " + std::to_string(i));
+    if (st[i] < 0) throw ShapeError(detail::error_prefix("from_blob") + "negative stride " + std::to_string(st[i]) + " at index " + std::to_string(i));
     if (__builtin_mul_overflow(shape[i] - 1, st[i], &reach) || __builtin_add_overflow(extent, reach, &extent) ||
         extent > INT64_MAX / static_cast<int64_t>(itemsize(dtype)))
-      throw ShapeError("[locus::from_blob] the strides reach past what int64 can address");
+      throw ShapeError(detail::error_prefix("from_blob") + "the strides reach past what int64 can address");
   }
   auto* ctx = deleter ? new std::function<void(void*)>(std::move(deleter)) : nullptr;
   detail::DataPtr::Deleter run_deleter = [](void* c, void* p) noexcept {
@@ -258,12 +259,32 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void
   return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(st), 0));
 }
 
-Tensor empty_like(const Tensor& like, std::optional<TensorOptions> o) { return empty(like.shape(), like_options(like, o)); }
-Tensor zeros_like(const Tensor& like, std::optional<TensorOptions> o) { return zeros(like.shape(), like_options(like, o)); }
-Tensor ones_like(const Tensor& like, std::optional<TensorOptions> o) { return ones(like.shape(), like_options(like, o)); }
-Tensor full_like(const Tensor& like, const Scalar& v, std::optional<TensorOptions> o) { return full(like.shape(), v, like_options(like, o)); }
-Tensor rand_like(const Tensor& like, std::optional<TensorOptions> o) { return rand(like.shape(), like_options(like, o)); }
-Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) { return randn(like.shape(), like_options(like, o)); }
+// Each *_like runs its factory inside a scope, so the factory's errors name the *_like the user
+// called (Note [Public op names]).
+Tensor empty_like(const Tensor& like, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("empty_like");
+  return empty(like.shape(), like_options(like, o));
+}
+Tensor zeros_like(const Tensor& like, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("zeros_like");
+  return zeros(like.shape(), like_options(like, o));
+}
+Tensor ones_like(const Tensor& like, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("ones_like");
+  return ones(like.shape(), like_options(like, o));
+}
+Tensor full_like(const Tensor& like, const Scalar& v, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("full_like");
+  return full(like.shape(), v, like_options(like, o));
+}
+Tensor rand_like(const Tensor& like, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("rand_like");
+  return rand(like.shape(), like_options(like, o));
+}
+Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) {
+  const detail::PublicOpScope scope("randn_like");
+  return randn(like.shape(), like_options(like, o));
+}
 
 void manual_seed(uint64_t seed) {
   Generator& g = generator();

@@ -7,6 +7,7 @@
 #include "locus/autograd.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 
@@ -15,7 +16,7 @@ namespace locus {
 using ops::OpId;
 
 Tensor cat(const std::vector<Tensor>& given, int64_t dim) {
-  if (given.empty()) throw ValueError("[locus::cat] expected a non-empty list of tensors");
+  if (given.empty()) throw ValueError(ops::op_prefix(OpId::Cat) + "expected a non-empty list of tensors");
   ops::common_device(OpId::Cat, given);
   // As PyTorch: an empty 1-D tensor joins any list (a common start for a loop that
   // concatenates), skipped when the others have more dims.
@@ -32,7 +33,7 @@ Tensor cat(const std::vector<Tensor>& given, int64_t dim) {
   const Tensor& first = tensors[0];
   const int64_t d = ops::wrap_dim(dim, first.dim(), OpId::Cat);
   Shape shape = first.shape();
-  if (first.dim() == 0) throw ShapeError("[locus::cat] zero-dimensional tensors cannot be concatenated; use stack");
+  if (first.dim() == 0) throw ShapeError(ops::op_prefix(OpId::Cat) + "zero-dimensional tensors cannot be concatenated; use stack");
   shape[static_cast<size_t>(d)] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
@@ -40,12 +41,12 @@ Tensor cat(const std::vector<Tensor>& given, int64_t dim) {
     for (int64_t j = 0; ok && j < t.dim(); ++j) ok = j == d || t.size(j) == first.size(j);
     if (!ok) {
       std::ostringstream os;
-      os << "[locus::cat] tensors[" << positions[i] << "] has shape " << t.shape() << ", which does not match " << first.shape()
+      os << ops::op_prefix(OpId::Cat) << "tensors[" << positions[i] << "] has shape " << t.shape() << ", which does not match " << first.shape()
          << " outside dimension " << d;
       throw ShapeError(os.str());
     }
     if (__builtin_add_overflow(shape[static_cast<size_t>(d)], t.size(d), &shape[static_cast<size_t>(d)]))
-      throw ShapeError("[locus::cat] the concatenated size along dimension " + std::to_string(d) + " overflows int64");
+      throw ShapeError(ops::op_prefix(OpId::Cat) + "the concatenated size along dimension " + std::to_string(d) + " overflows int64");
   }
   Tensor out = ops::empty_on(shape, dtype, first.device());
   {
@@ -61,14 +62,16 @@ Tensor cat(const std::vector<Tensor>& given, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  if (tensors.empty()) throw ValueError("[locus::stack] expected a non-empty list of tensors");
+  // Built on cat, whose errors then name stack (Note [Public op names]).
+  const detail::PublicOpScope scope("stack");
+  if (tensors.empty()) throw ValueError(ops::op_prefix(OpId::Stack) + "expected a non-empty list of tensors");
   ops::common_device(OpId::Stack, tensors);
   const int64_t d = ops::wrap_dim(dim, tensors[0].dim() + 1, OpId::Stack);
   std::vector<Tensor> expanded;
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!(tensors[i].shape() == tensors[0].shape())) {
       std::ostringstream os;
-      os << "[locus::stack] expects each tensor to be equal size, but got " << tensors[0].shape() << " at entry 0 and "
+      os << ops::op_prefix(OpId::Stack) << "expects each tensor to be equal size, but got " << tensors[0].shape() << " at entry 0 and "
          << tensors[i].shape() << " at entry " << i;
       throw ShapeError(os.str());
     }
@@ -81,16 +84,15 @@ namespace {
 
 Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   const Device device = ops::common_device(op, {{x, "self"}, {index, "index"}});
-  const std::string name(ops::op_name(op));
   if (op == OpId::Gather && index.dtype() != DType::Int64)
-    throw DTypeError("[locus::gather] index must be int64, got " + std::string(dtype_name(index.dtype())));
+    throw DTypeError(ops::op_prefix(OpId::Gather) + "index must be int64, got " + std::string(dtype_name(index.dtype())));
   if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
-    throw DTypeError("[locus::" + name + "] index must be int64 or int32, got " + std::string(dtype_name(index.dtype())));
+    throw DTypeError(ops::op_prefix(op) + "index must be int64 or int32, got " + std::string(dtype_name(index.dtype())));
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);
   if (op == OpId::IndexSelect && index.dim() > 1)
-    throw ShapeError("[locus::index_select] index must be 1-D, got " + std::to_string(index.dim()) + " dims");
+    throw ShapeError(ops::op_prefix(OpId::IndexSelect) + "index must be 1-D, got " + std::to_string(index.dim()) + " dims");
   if (op == OpId::Gather && index.dim() != x.dim())
-    throw ShapeError("[locus::gather] index must have as many dims as the input (" + std::to_string(x.dim()) + "), got " +
+    throw ShapeError(ops::op_prefix(OpId::Gather) + "index must have as many dims as the input (" + std::to_string(x.dim()) + "), got " +
                      std::to_string(index.dim()));
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
   if (!k)
@@ -102,7 +104,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
       if (i == d) continue;
       if (index.size(i) > x.size(i)) {
         std::ostringstream os;
-        os << "[locus::gather] index shape " << index.shape() << " must not be larger than the input shape " << x.shape()
+        os << ops::op_prefix(OpId::Gather) << "index shape " << index.shape() << " must not be larger than the input shape " << x.shape()
            << " outside dimension " << d;
         throw ShapeError(os.str());
       }

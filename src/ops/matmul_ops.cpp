@@ -7,6 +7,7 @@
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/public_op.h"
 #include "src/ops/strided_iter.h"
 
 namespace locus {
@@ -14,21 +15,22 @@ namespace {
 
 using ops::OpId;
 
-[[noreturn]] void shape_error(const char* op, const Tensor& a, const Tensor& b, const std::string& why) {
+[[noreturn]] void shape_error(const Tensor& a, const Tensor& b, const std::string& why) {
   std::ostringstream os;
-  os << "[locus::" << op << "] cannot multiply shapes " << a.shape() << " and " << b.shape() << ": " << why;
+  os << ops::op_prefix(OpId::Matmul) << "cannot multiply shapes " << a.shape() << " and " << b.shape() << ": " << why;
   throw ShapeError(os.str());
 }
 
-// Batched product of a [..., m, k] and b [..., k, n] with broadcast batch dims.
-Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tensor out) {
+// Batched product of a [..., m, k] and b [..., k, n] with broadcast batch dims. Its errors say
+// 'matmul', or 'mm' inside mm's PublicOp.
+Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out) {
   const Device device = ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
   if (a.dtype() != b.dtype())
-    throw DTypeError(std::string("[locus::") + name + "] expected both operands to have the same dtype, got " +
+    throw DTypeError(ops::op_prefix(OpId::Matmul) + "expected both operands to have the same dtype, got " +
                      std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
-  if (a.dtype() == DType::Bool) throw DTypeError(std::string("[locus::") + name + "] is not supported for bool tensors");
+  if (a.dtype() == DType::Bool) throw DTypeError(ops::op_prefix(OpId::Matmul) + "is not supported for bool tensors");
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  if (b.size(-2) != k) shape_error(name, a, b, "the inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(b.size(-2)) + ")");
+  if (b.size(-2) != k) shape_error(a, b, "the inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(b.size(-2)) + ")");
   Shape batch_a(std::span<const int64_t>(a.shape().data(), a.shape().size() - 2));
   Shape batch_b(std::span<const int64_t>(b.shape().data(), b.shape().size() - 2));
   const Shape batch = ops::broadcast_shapes(batch_a, batch_b, OpId::Matmul);
@@ -38,7 +40,7 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
   out_shape.push_back(m), out_shape.push_back(n);
   const ops::KernelTable* kt = ops::kernels_for(OpId::Matmul, device, a.dtype());
   if (!kt) {
-    Tensor r = ops::run_on_cpu(device, [&](const Tensor& ha, const Tensor& hb) { return batched_product(name, ha, hb, Tensor()); },
+    Tensor r = ops::run_on_cpu(device, [&](const Tensor& ha, const Tensor& hb) { return batched_product(ha, hb, Tensor()); },
                                a, b);
     return out.defined() ? out.copy_(r) : r;
   }
@@ -52,12 +54,12 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
   };
   const Tensor ea = batch_view(a, full_a), eb = batch_view(b, full_b);
   if (out.defined()) {
-    autograd::check_not_recording_into(out, name);
+    autograd::check_not_recording_into(out, "mm");
     if (autograd::needs_grad({&a, &b}))
-      throw ValueError(std::string("[locus::") + name + "] the out= form is not differentiable, and an input requires grad");
+      throw ValueError(ops::op_prefix(OpId::Matmul) + "the out= form is not differentiable, and an input requires grad");
     if (!(out.shape() == out_shape) || out.dtype() != a.dtype() || !out.is_contiguous() || out.device() != device) {
       std::ostringstream os;
-      os << "[locus::" << name << "] out must be a contiguous " << dtype_name(a.dtype()) << " tensor of shape " << out_shape
+      os << ops::op_prefix(OpId::Matmul) << "out must be a contiguous " << dtype_name(a.dtype()) << " tensor of shape " << out_shape
          << " on " << device;
       throw ShapeError(os.str());
     }
@@ -84,27 +86,29 @@ Tensor batched_product(const char* name, const Tensor& a, const Tensor& b, Tenso
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
-  ops::common_device(OpId::Matmul, {{a, "self"}, {b, "mat2"}});
-  if (a.dim() != 2 || b.dim() != 2) shape_error("mm", a, b, "both operands must be 2-D");
-  return batched_product("mm", a, b, Tensor());
+  const ops::PublicOp op("mm", {{a, "self"}, {b, "mat2"}});
+  if (a.dim() != 2 || b.dim() != 2) shape_error(a, b, "both operands must be 2-D");
+  return batched_product(a, b, Tensor());
 }
 
 Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  if (a.dim() != 2 || b.dim() != 2) shape_error("mm", a, b, "both operands must be 2-D");
-  batched_product("mm", a, b, out);
+  const ops::PublicOp op("mm", {{a, "self"}, {b, "mat2"}, {out, "out"}});
+  if (a.dim() != 2 || b.dim() != 2) shape_error(a, b, "both operands must be 2-D");
+  batched_product(a, b, out);
   return out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  // The vector cases add views around the product; its errors still say 'matmul'.
   ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
-  if (a.dim() == 0 || b.dim() == 0) shape_error("matmul", a, b, "both operands need at least one dimension");
+  if (a.dim() == 0 || b.dim() == 0) shape_error(a, b, "both operands need at least one dimension");
   if (a.dim() == 1 && b.dim() == 1) {
-    if (a.size(0) != b.size(0)) shape_error("matmul", a, b, "vectors of different lengths");
-    return batched_product("matmul", a.unsqueeze(0), b.unsqueeze(1), Tensor()).reshape(Shape{});
+    if (a.size(0) != b.size(0)) shape_error(a, b, "vectors of different lengths");
+    return batched_product(a.unsqueeze(0), b.unsqueeze(1), Tensor()).reshape(Shape{});
   }
-  if (a.dim() == 1) return batched_product("matmul", a.unsqueeze(0), b, Tensor()).squeeze(-2);
-  if (b.dim() == 1) return batched_product("matmul", a, b.unsqueeze(1), Tensor()).squeeze(-1);
-  return batched_product("matmul", a, b, Tensor());
+  if (a.dim() == 1) return batched_product(a.unsqueeze(0), b, Tensor()).squeeze(-2);
+  if (b.dim() == 1) return batched_product(a, b.unsqueeze(1), Tensor()).squeeze(-1);
+  return batched_product(a, b, Tensor());
 }
 
 }  // namespace locus

@@ -1,5 +1,7 @@
 #include "src/ops/op_id.h"
 
+#include "src/core/public_op.h"
+
 namespace locus::ops {
 namespace {
 
@@ -25,6 +27,9 @@ static_assert(sizeof(kNames) / sizeof(kNames[0]) == kNumOps && sizeof(kFamilies)
 
 std::string_view op_name(OpId op) noexcept { return kNames[static_cast<int>(op)]; }
 OpFamily op_family(OpId op) noexcept { return kFamilies[static_cast<int>(op)]; }
+
+std::string error_name(OpId op) { return std::string(detail::public_op_name(op_name(op))); }
+std::string op_prefix(OpId op) { return detail::error_prefix(op_name(op)); }
 
 std::optional<OpId> op_from_name(std::string_view name) noexcept {
   for (int i = 0; i < kNumOps; ++i)

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "src/ops/op_table.h"
@@ -28,5 +29,10 @@ std::string_view op_name(OpId op) noexcept;
 std::optional<OpId> op_from_name(std::string_view name) noexcept;
 /// The family of `op`.
 OpFamily op_family(OpId op) noexcept;
+/// The name errors of `op` show: its own, or that of the public function it runs inside (Note
+/// [Public op names] in src/core/public_op.h). For error paths only: it builds a string.
+std::string error_name(OpId op);
+/// The prefix of `op`'s error messages: "[locus::add] ", "[locus::cross_entropy] " inside it.
+std::string op_prefix(OpId op);
 
 }  // namespace locus::ops

@@ -20,7 +20,7 @@ std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, OpId op) {
     const int64_t w = ops::wrap_dim(d, x.dim(), op);
     if (x.dim() == 0) continue;
     if (reduced[static_cast<size_t>(w)] && !dims.empty() && std::count(dims.begin(), dims.end(), d) > 1)
-      throw ValueError("[locus::" + std::string(ops::op_name(op)) + "] dim " + std::to_string(d) + " appears more than once");
+      throw ValueError(ops::op_prefix(op) + "dim " + std::to_string(d) + " appears more than once");
     reduced[static_cast<size_t>(w)] = true;
   }
   return reduced;
@@ -31,7 +31,7 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
   DType out_dtype = dtype.value_or(is_floating_point(x.dtype()) ? x.dtype() : DType::Int64);
   if (op == OpId::Mean) {
     if (!is_floating_point(dtype.value_or(x.dtype())))
-      throw DTypeError("[locus::mean] needs a floating dtype, got " + std::string(dtype_name(x.dtype())) +
+      throw DTypeError(ops::op_prefix(OpId::Mean) + "needs a floating dtype, got " + std::string(dtype_name(x.dtype())) +
                        "; convert with .to(kFloat32) first");
     out_dtype = dtype.value_or(x.dtype());
   }
@@ -101,12 +101,12 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   // As PyTorch: an empty tensor has no max without a dim; along a dim of size 0 neither; along
   // another dim the result is simply empty.
   if (x.numel() == 0 && !dim)
-    throw IndexError("[locus::" + name + "] expected a reduction dim for a tensor with 0 elements (there is no " + name +
+    throw IndexError(ops::op_prefix(op) + "expected a reduction dim for a tensor with 0 elements (there is no " + name +
                      " of nothing); pass one with the dim argument");
   if (x.numel() == 0 && x.dim() > 0 && x.size(*dim) == 0)
-    throw IndexError("[locus::" + name + "] expected reduction dim " + std::to_string(*dim) + " to have non-zero size");
+    throw IndexError(ops::op_prefix(op) + "expected reduction dim " + std::to_string(*dim) + " to have non-zero size");
   if ((op == OpId::Argmax || op == OpId::Argmin) && x.dtype() == DType::Bool)
-    throw DTypeError("[locus::" + name + "] is not supported for bool tensors (as in PyTorch); convert with .to(kUInt8) "
+    throw DTypeError(ops::op_prefix(op) + "is not supported for bool tensors (as in PyTorch); convert with .to(kUInt8) "
                      "first, or use max / min, which take bools");
   const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
   if (!k)

@@ -55,7 +55,7 @@ void check_fits(const Scalar& value, DType dtype, OpId op) {
   }
   if (!fits) {
     std::ostringstream os;
-    os << "[locus::" << op_name(op) << "] value " << value << " cannot be converted to " << dtype_name(dtype)
+    os << op_prefix(op) << "value " << value << " cannot be converted to " << dtype_name(dtype)
        << " without overflow";
     throw ValueError(os.str());
   }

@@ -23,7 +23,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, OpId op) {
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1) {
       std::ostringstream os;
-      os << "[locus::" << op_name(op) << "] shapes " << a << " and " << b << " cannot be broadcast: dimension " << i
+      os << op_prefix(op) << "shapes " << a << " and " << b << " cannot be broadcast: dimension " << i
          << " is " << da << " in one and " << db << " in the other (sizes must match or one must be 1)";
       throw ShapeError(os.str());
     }

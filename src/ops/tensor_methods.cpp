@@ -9,6 +9,7 @@
 #include "locus/ops.h"
 #include "locus/tensor.h"
 #include "src/ops/elementwise_call.h"
+#include "src/ops/public_op.h"
 
 namespace locus {
 
@@ -86,7 +87,7 @@ LOCUS_UNARY_METHOD(LogicalNot, logical_not)
 
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return locus::clamp(*this, min, max); }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
-  if (!min && !max) throw ValueError("[locus::clamp] at least one of min and max must be given");
+  if (!min && !max) throw ValueError(ops::op_prefix(OpId::Clamp) + "at least one of min and max must be given");
   ops::run_unary(OpId::Clamp, *this, *this, min, max);
   return *this;
 }
@@ -112,7 +113,10 @@ Tensor Tensor::mm(const Tensor& o) const { return locus::mm(*this, o); }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return locus::index_select(*this, dim, index); }
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return locus::gather(*this, dim, index); }
 
+// Both compare on the host, but follow the device rule like every op: comparing a sim tensor
+// with a CPU one is the missing .to(device) the rule exists to catch (PyTorch raises too).
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  const ops::PublicOp op("allclose", {{a, "self"}, {b, "other"}}, ops::CpuScalars::Join);
   if (!(a.shape() == b.shape())) return false;
   const std::vector<double> va = a.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
   const std::vector<double> vb = b.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
@@ -122,6 +126,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
+  const ops::PublicOp op("equal", {{a, "self"}, {b, "other"}}, ops::CpuScalars::Join);
   if (!(a.shape() == b.shape()) || a.dtype() != b.dtype()) return false;
   const std::vector<double> va = a.detach().cpu().to(kFloat64).to_vector<double>();
   const std::vector<double> vb = b.detach().cpu().to(kFloat64).to_vector<double>();

@@ -8,6 +8,7 @@
 #include "locus/autograd.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
 
@@ -48,7 +49,7 @@ std::function<Tensor(const Tensor&)> reshape_back(const Tensor& base) {
 int64_t wrap(int64_t d, int64_t ndim, const char* op) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (d < -n || d >= n)
-    throw IndexError(std::string("[locus::") + op + "] dimension out of range (expected to be in range of [" +
+    throw IndexError(detail::error_prefix(op) + "dimension out of range (expected to be in range of [" +
                      std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
   return d < 0 ? d + n : d;
 }
@@ -61,7 +62,7 @@ Shape infer_shape(const Shape& shape, int64_t numel, size_t itemsize, const char
   int64_t infer = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] != -1) continue;
-    if (infer >= 0) throw ShapeError(std::string("[locus::") + op + "] only one dimension can be inferred");
+    if (infer >= 0) throw ShapeError(detail::error_prefix(op) + "only one dimension can be inferred");
     infer = static_cast<int64_t>(i);
     out[i] = 1;
   }
@@ -69,19 +70,19 @@ Shape infer_shape(const Shape& shape, int64_t numel, size_t itemsize, const char
   if (infer >= 0) {
     if (known == 0) {
       std::ostringstream os;
-      os << "[locus::" << op << "] cannot reshape tensor of " << numel << " elements into shape " << shape
+      os << detail::error_prefix(op) << "cannot reshape tensor of " << numel << " elements into shape " << shape
          << " because the unspecified dimension size -1 can be any value and is ambiguous";
       throw ShapeError(os.str());
     }
     if (numel % known != 0) {
       std::ostringstream os;
-      os << "[locus::" << op << "] shape " << shape << " is invalid for input of size " << numel;
+      os << detail::error_prefix(op) << "shape " << shape << " is invalid for input of size " << numel;
       throw ShapeError(os.str());
     }
     out[static_cast<size_t>(infer)] = numel / known;
   } else if (known != numel) {
     std::ostringstream os;
-    os << "[locus::" << op << "] shape " << shape << " is invalid for input of size " << numel;
+    os << detail::error_prefix(op) << "shape " << shape << " is invalid for input of size " << numel;
     throw ShapeError(os.str());
   }
   return out;
@@ -129,7 +130,7 @@ Tensor Tensor::view(const Shape& shape) const {
   auto st = view_strides(this->shape(), strides(), target);
   if (!st) {
     std::ostringstream os;
-    os << "[locus::view] size " << target << " is not compatible with the input's size " << this->shape() << " and stride "
+    os << detail::error_prefix("view") << "size " << target << " is not compatible with the input's size " << this->shape() << " and stride "
        << strides() << " (at least one dimension spans two contiguous subspaces); use .reshape(...) instead";
     throw ShapeError(os.str());
   }
@@ -146,14 +147,14 @@ Tensor Tensor::reshape(const Shape& shape) const {
 Tensor Tensor::permute(const Shape& dims) const {
   if (static_cast<int64_t>(dims.size()) != dim()) {
     std::ostringstream os;
-    os << "[locus::permute] number of dims in " << dims << " doesn't match the tensor's " << dim();
+    os << detail::error_prefix("permute") << "number of dims in " << dims << " doesn't match the tensor's " << dim();
     throw ShapeError(os.str());
   }
   Shape sizes(dims.size(), 0), st(dims.size(), 0);
   std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
     const auto d = static_cast<size_t>(wrap(dims[i], dim(), "permute"));
-    if (seen[d]) throw ShapeError("[locus::permute] repeated dim " + std::to_string(dims[i]));
+    if (seen[d]) throw ShapeError(detail::error_prefix("permute") + "repeated dim " + std::to_string(dims[i]));
     seen[d] = true;
     sizes[i] = shape()[d];
     st[i] = strides()[d];
@@ -175,7 +176,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::t() const {
-  if (dim() > 2) throw ShapeError("[locus::t] expects a tensor with <= 2 dimensions, but self is " + std::to_string(dim()) + "D");
+  if (dim() > 2) throw ShapeError(detail::error_prefix("t") + "expects a tensor with <= 2 dimensions, but self is " + std::to_string(dim()) + "D");
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
@@ -208,7 +209,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (dim() == 0) return reshape(Shape{1});
   const int64_t s = wrap(start_dim, dim(), "flatten"), e = wrap(end_dim, dim(), "flatten");
-  if (s > e) throw ValueError("[locus::flatten] start_dim cannot come after end_dim");
+  if (s > e) throw ValueError(detail::error_prefix("flatten") + "start_dim cannot come after end_dim");
   Shape target;
   for (int64_t d = 0; d < s; ++d) target.push_back(shape()[d]);
   int64_t merged = 1;
@@ -223,7 +224,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   const int64_t n = shape()[w];
   if (start < 0) start += n;
   if (start < 0 || length < 0 || start + length > n)
-    throw IndexError("[locus::narrow] start (" + std::to_string(start) + ") + length (" + std::to_string(length) +
+    throw IndexError(detail::error_prefix("narrow") + "start (" + std::to_string(start) + ") + length (" + std::to_string(length) +
                      ") exceeds dimension size (" + std::to_string(n) + ")");
   Shape sizes = shape();
   sizes[w] = length;
@@ -232,11 +233,11 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  if (dim() == 0) throw IndexError("[locus::select] cannot index a 0-dim tensor");
+  if (dim() == 0) throw IndexError(detail::error_prefix("select") + "cannot index a 0-dim tensor");
   const auto w = static_cast<size_t>(wrap(d, dim(), "select"));
   const int64_t n = shape()[w];
   if (index < -n || index >= n)
-    throw IndexError("[locus::select] index " + std::to_string(index) + " is out of bounds for dimension " +
+    throw IndexError(detail::error_prefix("select") + "index " + std::to_string(index) + " is out of bounds for dimension " +
                      std::to_string(w) + " with size " + std::to_string(n));
   if (index < 0) index += n;
   Shape sizes = shape(), st = strides();
@@ -250,7 +251,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 Tensor Tensor::expand(const Shape& target) const {
   if (target.size() < shape().size()) {
     std::ostringstream os;
-    os << "[locus::expand] the number of sizes provided (" << target.size() << ") must be at least the number of dims ("
+    os << detail::error_prefix("expand") << "the number of sizes provided (" << target.size() << ") must be at least the number of dims ("
        << dim() << ")";
     throw ShapeError(os.str());
   }
@@ -259,7 +260,7 @@ Tensor Tensor::expand(const Shape& target) const {
   for (size_t i = 0; i < target.size(); ++i) {
     const int64_t want = target[i];
     if (i < off) {
-      if (want < 0) throw ShapeError("[locus::expand] -1 is not allowed in a new leading dimension");
+      if (want < 0) throw ShapeError(detail::error_prefix("expand") + "-1 is not allowed in a new leading dimension");
       sizes[i] = want;
       st[i] = 0;
       continue;
@@ -267,7 +268,7 @@ Tensor Tensor::expand(const Shape& target) const {
     const int64_t have = shape()[i - off];
     if (want < -1) {
       std::ostringstream os;
-      os << "[locus::expand] negative dimension " << want << " at index " << i << " in shape " << target;
+      os << detail::error_prefix("expand") << "negative dimension " << want << " at index " << i << " in shape " << target;
       throw ShapeError(os.str());
     }
     if (want == -1 || want == have) {
@@ -278,7 +279,7 @@ Tensor Tensor::expand(const Shape& target) const {
       st[i] = 0;
     } else {
       std::ostringstream os;
-      os << "[locus::expand] the expanded size (" << want << ") must match the existing size (" << have
+      os << detail::error_prefix("expand") << "the expanded size (" << want << ") must match the existing size (" << have
          << ") at non-singleton dimension " << i << ". Target sizes: " << target << ". Tensor sizes: " << shape();
       throw ShapeError(os.str());
     }
@@ -293,7 +294,7 @@ Tensor Tensor::expand(const Shape& target) const {
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
   const auto w = static_cast<size_t>(wrap(d, dim(), "slice"));
-  if (step <= 0) throw ValueError("[locus::slice] step must be positive, got " + std::to_string(step));
+  if (step <= 0) throw ValueError(detail::error_prefix("slice") + "step must be positive, got " + std::to_string(step));
   const int64_t n = shape()[w];
   auto clip = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
   const int64_t b = start ? clip(*start) : 0;
@@ -308,7 +309,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
 
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   if (static_cast<int64_t>(indices.size()) > dim())
-    throw IndexError("[locus::index] too many indices for tensor of dimension " + std::to_string(dim()));
+    throw IndexError(detail::error_prefix("index") + "too many indices for tensor of dimension " + std::to_string(dim()));
   Tensor r = *this;
   int64_t d = 0;
   for (const TensorIndex& ix : indices) {

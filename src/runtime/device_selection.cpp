@@ -70,6 +70,7 @@ DeviceGuard::~DeviceGuard() {
 
 namespace mps {
 bool is_available() noexcept { return locus::is_available(DeviceType::MPS); }
+int device_count() noexcept { return locus::device_count(DeviceType::MPS); }
 }  // namespace mps
 
 namespace accelerator {

@@ -11,14 +11,43 @@
 
 namespace locus {
 namespace memory {
+namespace {
+
+// Note [Memory calls without the device]
+// PyTorch's torch.cuda memory calls answer on a machine without CUDA, so portable code need not
+// guard them: memory_allocated() and its siblings return 0, memory_stats() is empty and
+// empty_cache() does nothing (torch 1.13, CPU-only: they look at the allocator only once CUDA
+// is initialised, whatever the index). Locus does the same for any device type this build or
+// machine cannot use: no tensor can live there, so zero is the exact answer. Where the type is
+// usable, the index is checked as everywhere else (cuda:7 on a one-GPU machine is an
+// IndexError), as PyTorch does once CUDA is up. mem_get_info still throws: a device that is not
+// there has no free or total memory to report (torch raises too).
+
+// The allocator serving `device`, or null when its type is unusable here (cpu always serves).
+runtime::Allocator* allocator_or_null(Device device) {
+  if (!device.is_cpu() && !locus::is_available(device.type())) return nullptr;
+  return &runtime::allocator_for(device);
+}
+
+}  // namespace
 
 int64_t memory_allocated(Device device) { return memory_stats(device).allocated_bytes.current; }
 int64_t memory_reserved(Device device) { return memory_stats(device).reserved_bytes.current; }
 int64_t max_memory_allocated(Device device) { return memory_stats(device).allocated_bytes.peak; }
 int64_t max_memory_reserved(Device device) { return memory_stats(device).reserved_bytes.peak; }
-void reset_peak_memory_stats(Device device) { runtime::allocator_for(device).reset_peak_stats(); }
-void empty_cache(Device device) { runtime::allocator_for(device).empty_cache(); }
-MemoryStats memory_stats(Device device) { return runtime::allocator_for(device).stats(); }
+
+void reset_peak_memory_stats(Device device) {
+  if (runtime::Allocator* a = allocator_or_null(device)) a->reset_peak_stats();
+}
+
+void empty_cache(Device device) {
+  if (runtime::Allocator* a = allocator_or_null(device)) a->empty_cache();
+}
+
+MemoryStats memory_stats(Device device) {
+  const runtime::Allocator* a = allocator_or_null(device);
+  return a ? a->stats() : MemoryStats{};
+}
 
 std::pair<uint64_t, uint64_t> mem_get_info(Device device) {
   const Device d = runtime::resolve_device(device);
@@ -26,7 +55,8 @@ std::pair<uint64_t, uint64_t> mem_get_info(Device device) {
 }
 
 std::string memory_summary(Device device) {
-  const Device d = runtime::resolve_device(device);
+  // An unusable type has nothing to resolve the index against: the table names the device as given.
+  const Device d = allocator_or_null(device) ? runtime::resolve_device(device) : device;
   const MemoryStats s = memory_stats(d);
   std::ostringstream os;
   char line[160];

@@ -77,7 +77,7 @@ TEST(DeviceRule, EveryOpFamilyChecksEveryArgument) {
   expect_mismatch([&] { return where(s > 0, s, c); }, "other", "where");
   expect_mismatch([&] { return where(c > 0, s, s); }, "self", "where");
   expect_mismatch([&] { return matmul(s, c); }, "other", "matmul");
-  expect_mismatch([&] { return mm(c, s); }, "mat2", "matmul");
+  expect_mismatch([&] { return mm(c, s); }, "mat2", "mm");
   expect_mismatch([&] { return index_select(s, 0, idx.to("sim:1")); }, "index", "index_select");
   expect_mismatch([&] { return gather(s, 0, ones({2, 2}, TensorOptions().dtype(kInt64))); }, "index", "gather");
   expect_mismatch([&] { return cat({s, c}); }, "tensors[1]", "cat");

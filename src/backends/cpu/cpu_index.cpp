@@ -6,6 +6,7 @@
 #include "locus/errors.h"
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/parallel.h"
+#include "src/core/public_op.h"
 
 namespace locus::cpu {
 
@@ -16,7 +17,7 @@ void index_kernel(const ops::IndexArgs& a) {
   for (int64_t i = 0; i < n_index; ++i) {
     const int64_t v = a.index[i];
     if (v < 0 || v >= a.in_dim)  // negative indices are errors, as in PyTorch
-      throw IndexError("[locus::" + std::string(ops::op_name(a.op)) + "] index " + std::to_string(v) +
+      throw IndexError(detail::error_prefix(ops::op_name(a.op)) + "index " + std::to_string(v) +
                        " is out of bounds for dimension of size " + std::to_string(a.in_dim));
   }
   const bool parallel = a.outer * a.out_dim * a.inner * static_cast<int64_t>(item) >= kParallelBytes;

@@ -10,6 +10,7 @@
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/parallel.h"
+#include "src/core/public_op.h"
 
 namespace locus::cpu {
 namespace {
@@ -158,7 +159,7 @@ void extreme_typed(const ops::ReduceArgs& a) {
   using C = compute_t<T>;
   const int64_t outer = a.shape[0], dim = a.shape[1], inner = a.shape[2];
   if (outer * inner == 0) return;
-  if (dim == 0) throw ValueError("[locus::" + std::string(ops::op_name(a.op)) + "] reduction over an empty dim");
+  if (dim == 0) throw ValueError(detail::error_prefix(ops::op_name(a.op)) + "reduction over an empty dim");
   const T* in = reinterpret_cast<const T*>(a.in);
   const bool arg = a.op == ops::OpId::Argmax || a.op == ops::OpId::Argmin;
   const ops::OpId cmp = a.op == ops::OpId::Argmax ? ops::OpId::Max : a.op == ops::OpId::Argmin ? ops::OpId::Min : a.op;
