@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `locus run`, the launcher, with `sh -c` programs as ranks, on loopback: tests/locus_run.sh LOCUS CASE.
-# Every case is bounded: a launcher that fails to stop its ranks fails the case within seconds.
+# `locus run`, the launcher, on loopback: tests/locus_run.sh LOCUS LOCUS_TESTS CASE. The ranks are
+# `sh -c` programs, and in case process_group the LaunchedByLocusRun tests of LOCUS_TESTS
+# (tests/tools/launched_ranks_test.cpp) in a real process group. Every case is bounded: a launcher
+# that fails to stop its ranks fails the case within seconds. Exit 77: skipped (no Gloo).
 set -euo pipefail
 locus="$1"
-case_name="$2"
+locus_tests="$2"
+case_name="$3"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -94,6 +97,27 @@ fail_fast)
   tail -2 err | grep -qxF "    step 7" || fail "the summary lacks the failed rank's lines"
   tail -1 err | grep -qxF "    error: the loss is nan" || fail "the summary lacks the failed rank's last line"
   expect_dead $(sed -n 's/^\[rank[02]\]: pid //p' out)
+  # A program that reports on stdout only (GoogleTest does): the summary shows stdout instead.
+  launch --nproc-per-node 2 sh -c '[ "$RANK" = 1 ] || exec sleep 60; echo "[  FAILED  ] Suite.Case"; exit 1'
+  expect_rc 1
+  expect_text err "rank 1 wrote nothing to stderr; last lines of its stdout:"
+  tail -1 err | grep -qxF "    [  FAILED  ] Suite.Case" || fail "the summary lacks the rank's stdout"
+  ;;
+process_group)
+  # init_process_group from the launcher's environment alone, then the failure `locus run` is for:
+  # rank 1 throws (uncaught, as in a program of one's own) while rank 0 waits for it to join, with
+  # a timeout of 30 minutes.
+  export LOCUS_LAUNCHED_TEST=1
+  launch --nproc-per-node 3 "$locus_tests" --gtest_filter=LaunchedByLocusRun.AllReduceOverTheLaunchersStore
+  if grep -q "SKIPPED.*built without Gloo" out; then exit 77; fi
+  expect_rc 0
+  for r in 0 1 2; do expect_line out "[rank$r]: [  PASSED  ] 1 test."; done
+  launch --nproc-per-node 2 "$locus_tests" --gtest_catch_exceptions=0 \
+    --gtest_filter=LaunchedByLocusRun.RankOneThrowsWhileTheOthersWaitForIt
+  expect_rc $((128 + 6))
+  [ "$ms" -lt 10000 ] || fail "the launcher took $ms ms to stop the ranks"
+  expect_text err "rank 1 killed by SIGABRT; stopping the other ranks"
+  tail -3 err | grep -qF "what():  rank 1 gives up before joining" || fail "the summary lacks the exception"
   ;;
 locus_error)
   # A Locus program that throws in rank 1 (an invalid device) while rank 0 waits.
@@ -113,7 +137,7 @@ grace_period)
   [ "$ms" -lt 10000 ] || fail "the launcher took $ms ms to stop the ranks"
   expect_text err "rank 1 killed by SIGSEGV"
   expect_text err "rank(s) 0 still running 1 s after being asked to stop: sending SIGKILL"
-  expect_text err "rank 1 wrote nothing to stderr"
+  expect_text err "rank 1 wrote nothing"
   # The rank's own child died with it: the whole process group was killed.
   expect_dead $(sed -n 's/^\[rank0\]: \(pid\|child\) //p' out)
   ;;

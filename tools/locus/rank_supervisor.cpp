@@ -94,6 +94,7 @@ struct Stream {
   int fd = -1;  // -1 once at end of file
   Sink* sink = nullptr;
   LineBuffer lines;
+  std::deque<std::string> tail;  // the last whole lines, without prefix or terminator
 };
 
 struct Rank {
@@ -101,7 +102,6 @@ struct Rank {
   pid_t pid = -1;
   std::string prefix;
   Stream out, err;
-  std::deque<std::string> err_tail;
   bool exited = false;
   int exit_code = 0;  // valid when exited; 128 + signal when killed
   std::string how;    // "exited with code 3", "killed by SIGSEGV"
@@ -216,10 +216,10 @@ class Supervisor {
   // One write per line: the launcher is the only writer of its streams, so lines never mix.
   void emit(Rank& r, Stream& s, std::string_view piece) {
     s.sink->write(r.prefix + std::string(piece));
-    if (&s != &r.err || piece.back() != '\n') return;
+    if (piece.back() != '\n') return;  // a progress bar's '\r' piece explains no failure
     piece.remove_suffix(piece.size() >= 2 && piece[piece.size() - 2] == '\r' ? 2 : 1);
-    r.err_tail.emplace_back(piece);
-    if (r.err_tail.size() > o_.tail_lines) r.err_tail.pop_front();
+    s.tail.emplace_back(piece);
+    if (s.tail.size() > o_.tail_lines) s.tail.pop_front();
   }
 
   void say(const std::string& message) { stderr_.write("locus run: " + message + "\n"); }
@@ -310,12 +310,16 @@ class Supervisor {
         message += "; stopped " + std::to_string(running_at_stop_) + (running_at_stop_ == 1 ? " other rank" : " other ranks");
       }
       say(message);
-      if (r.err_tail.empty()) {
-        say("rank " + std::to_string(r.rank) + " wrote nothing to stderr");
+      // Errors go to stderr, but not from every program (GoogleTest reports on stdout).
+      const std::string who = "rank " + std::to_string(r.rank);
+      if (!r.err.tail.empty()) {
+        say("last lines of " + who + "'s stderr:");
+      } else if (!r.out.tail.empty()) {
+        say(who + " wrote nothing to stderr; last lines of its stdout:");
       } else {
-        say("last lines of rank " + std::to_string(r.rank) + "'s stderr:");
-        for (const std::string& line : r.err_tail) stderr_.write("    " + line + "\n");
+        say(who + " wrote nothing");
       }
+      for (const std::string& line : r.err.tail.empty() ? r.out.tail : r.err.tail) stderr_.write("    " + line + "\n");
     } else if (result_.interrupted_by != 0) {
       say("stopped every rank on " + signal_name(result_.interrupted_by));
     }

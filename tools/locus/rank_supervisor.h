@@ -19,7 +19,7 @@ struct SupervisorOptions {
   std::vector<std::string> argv;  ///< the program (looked up in PATH) and its arguments, alike for all ranks
   std::vector<RankLaunch> ranks;
   double grace_period_s = 3;  ///< between SIGTERM and SIGKILL when the ranks are stopped
-  size_t tail_lines = 10;     ///< how many of a failed rank's last stderr lines the summary repeats
+  size_t tail_lines = 10;     ///< how many of a failed rank's last lines (stderr, else stdout) the summary repeats
 };
 
 /// How a run ended.
