@@ -1,8 +1,6 @@
 // `locus run`: the torchrun of Locus. Starts the ranks of one node with torchrun's environment and
 // stops them all within seconds when one fails (docs/launcher.md).
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -112,9 +110,8 @@ std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, cons
   return env;
 }
 
-// Returns the exit code, or the signal that interrupted the launcher (negated), once every rank
-// has exited and the store directory is gone.
-int launch(const RunArgs& a, const std::vector<std::string>& command) {
+// Returns once every rank has exited and the store directory is gone.
+SupervisorResult launch(const RunArgs& a, const std::vector<std::string>& command) {
   std::string store = a.store;
   if (store.empty() && a.nnodes > 1) store = "redis://" + a.master_addr + ":" + std::to_string(a.master_port);
   // The master node checks its port before anything starts, rather than letting a rank find out
@@ -140,8 +137,7 @@ int launch(const RunArgs& a, const std::vector<std::string>& command) {
     options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, store, run_id)});
   }
   try {
-    const SupervisorResult result = supervise(options);
-    return result.interrupted_by != 0 ? -result.interrupted_by : result.exit_code;
+    return supervise(options);
   } catch (const SpawnError& e) {
     launch_error(e.what(), e.exit_code);
   }
@@ -149,23 +145,22 @@ int launch(const RunArgs& a, const std::vector<std::string>& command) {
 
 void run_launcher(const RunArgs& a, const std::vector<std::string>& command) {
   validate(a, command);
-  int code = 0;
+  SupervisorResult result;
   try {
-    code = launch(a, command);
+    result = launch(a, command);
   } catch (const CLI::Error&) {
     throw;
   } catch (const std::exception& e) {
     launch_error(e.what(), 1);
   }
-  if (code < 0) {
+  if (result.interrupted_by != 0) {
     // Dying of the same signal tells a calling shell the truth: a script stops on Ctrl-C instead
     // of going on as if the launcher had handled it (SIGINT's "wait and cooperative exit").
     std::cout.flush();
-    std::signal(-code, SIG_DFL);
-    raise(-code);
-    code = 128 - code;
+    std::signal(result.interrupted_by, SIG_DFL);
+    std::raise(result.interrupted_by);
   }
-  if (code != 0) throw CLI::RuntimeError(code);
+  if (result.exit_code != 0) throw CLI::RuntimeError(result.exit_code);
 }
 
 }  // namespace
@@ -204,7 +199,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--run-id,--run_id", args->run_id, "id shared by every rank of this launch (required with --nnodes > 1)");
   cmd->add_option("--grace-period", args->grace_period, "seconds between SIGTERM and SIGKILL when stopping the ranks")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->callback([args, cmd] {
     std::vector<std::string> command = cmd->remaining();
     if (!command.empty() && command[0] == "--") command.erase(command.begin());
