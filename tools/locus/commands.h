@@ -10,4 +10,6 @@ void add_info_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 /// Registers `locus bench`.
 void add_bench_command(CLI::App& app);
+/// Registers `locus run`, the launcher of distributed programs.
+void add_run_command(CLI::App& app);
 }  // namespace locus::cli

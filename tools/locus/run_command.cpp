@@ -1,0 +1,210 @@
+// `locus run`: the torchrun of Locus. Starts the ranks of one node with torchrun's environment and
+// stops them all within seconds when one fails (docs/launcher.md).
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tools/locus/commands.h"
+#include "tools/locus/port_check.h"
+#include "tools/locus/rank_supervisor.h"
+#include "tools/locus/spawn.h"
+#include "tools/locus/temp_dir.h"
+
+extern char** environ;
+
+namespace locus::cli {
+namespace {
+
+struct RunArgs {
+  int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string store;
+  std::string run_id;
+  double grace_period = 3;
+};
+
+// The variables `locus run` sets (torchrun's names, then Locus's), replaced where inherited.
+constexpr const char* kOwnVariables[] = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                                         "MASTER_ADDR", "MASTER_PORT", "LOCUS_STORE", "LOCUS_RUN_ID"};
+
+[[noreturn]] void usage_error(const std::string& message) { throw CLI::ValidationError("locus run", message); }
+
+// The launcher's own failures (not a rank's): one line, then the exit code.
+[[noreturn]] void launch_error(const std::string& message, int exit_code) {
+  std::cerr << "locus run: " << message << std::endl;
+  throw CLI::RuntimeError(exit_code);
+}
+
+void validate(const RunArgs& a, const std::vector<std::string>& command) {
+  if (command.empty()) usage_error("no program to run (locus run [options] program [args...])");
+  // CLI11 leaves an option it does not know where the program would be.
+  if (command[0].size() > 1 && command[0][0] == '-') usage_error("unknown option " + command[0]);
+  if (a.node_rank >= a.nnodes) {
+    usage_error("--node-rank " + std::to_string(a.node_rank) + " must be below --nnodes " + std::to_string(a.nnodes));
+  }
+  if (a.master_addr.empty()) usage_error("--master-addr is empty");
+  if (a.nnodes > 1 && a.run_id.empty()) {
+    usage_error("--nnodes " + std::to_string(a.nnodes) +
+                " needs --run-id ID, the same on every node and new for every launch (a job id such as "
+                "$SLURM_JOB_ID), so that this launch's ranks cannot meet a previous launch's keys in the store");
+  }
+  for (const char c : a.run_id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') {
+      usage_error("--run-id '" + a.run_id + "' may hold only letters, digits and - _ . :");
+    }
+  }
+  if (!a.store.empty() && a.store.find("://") == std::string::npos) {
+    usage_error("--store '" + a.store + "' is not a URL such as file:///shared/dir or redis://host:port");
+  }
+}
+
+// 64 random bits: launches on one machine, even at the same second, never share an id.
+std::string fresh_run_id() {
+  std::random_device random;
+  char id[17];
+  std::snprintf(id, sizeof id, "%08x%08x", random(), random());
+  return id;
+}
+
+// True when `store` is a server at `port` (the default redis://MASTER_ADDR:MASTER_PORT of a
+// multi-node launch): then the master port is meant to be busy, and checking it would be wrong.
+// The port is what follows the last ':', as init_process_group reads it (an IPv6 host needs no brackets).
+bool store_listens_on(const std::string& store, int port) {
+  const size_t colon = store.rfind(':');
+  return store.rfind("redis://", 0) == 0 && colon > 7 && store.substr(colon + 1) == std::to_string(port);
+}
+
+// In 64 bits: 65536 nodes of 65536 ranks pass the option checks and overflow an int.
+int64_t global_rank(const RunArgs& a, int local_rank) { return int64_t{a.node_rank} * a.nproc_per_node + local_rank; }
+
+std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, const std::string& store,
+                                          const std::string& run_id) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::find(std::begin(kOwnVariables), std::end(kOwnVariables), name) == std::end(kOwnVariables)) env.push_back(entry);
+  }
+  const auto set = [&](const char* name, const std::string& value) { env.push_back(std::string(name) + "=" + value); };
+  set("RANK", std::to_string(global_rank(a, local_rank)));
+  set("LOCAL_RANK", std::to_string(local_rank));
+  set("WORLD_SIZE", std::to_string(int64_t{a.nnodes} * a.nproc_per_node));
+  set("LOCAL_WORLD_SIZE", std::to_string(a.nproc_per_node));
+  set("GROUP_RANK", std::to_string(a.node_rank));
+  set("MASTER_ADDR", a.master_addr);
+  set("MASTER_PORT", std::to_string(a.master_port));
+  set("LOCUS_STORE", store);
+  set("LOCUS_RUN_ID", run_id);
+  return env;
+}
+
+// Returns once every rank has exited and the store directory is gone.
+SupervisorResult launch(const RunArgs& a, const std::vector<std::string>& command) {
+  std::string store = a.store;
+  if (store.empty() && a.nnodes > 1) store = "redis://" + a.master_addr + ":" + std::to_string(a.master_port);
+  // The master node checks its port before anything starts, rather than letting a rank find out
+  // (or, worse, meet another job's ranks) there.
+  if (a.node_rank == 0 && !store_listens_on(store, a.master_port)) {
+    const std::string reason = port_unavailable_reason(a.master_port);
+    if (!reason.empty()) {
+      launch_error("--master-port " + std::to_string(a.master_port) + " is not free on this machine (" + reason +
+                       "): another job or server is using it; choose a free port with --master-port",
+                   1);
+    }
+  }
+  std::optional<TempDir> store_dir;
+  if (store.empty()) {
+    store_dir.emplace("locus-run-");
+    store = "file://" + store_dir->path();
+  }
+  const std::string run_id = a.run_id.empty() ? fresh_run_id() : a.run_id;
+  SupervisorOptions options;
+  options.argv = command;
+  options.grace_period_s = a.grace_period;
+  for (int local_rank = 0; local_rank < a.nproc_per_node; ++local_rank) {
+    options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, store, run_id)});
+  }
+  try {
+    return supervise(options);
+  } catch (const SpawnError& e) {
+    launch_error(e.what(), e.exit_code);
+  }
+}
+
+void run_launcher(const RunArgs& a, const std::vector<std::string>& command) {
+  validate(a, command);
+  SupervisorResult result;
+  try {
+    result = launch(a, command);
+  } catch (const CLI::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    launch_error(e.what(), 1);
+  }
+  if (result.interrupted_by != 0) {
+    // Dying of the same signal tells a calling shell the truth: a script stops on Ctrl-C instead
+    // of going on as if the launcher had handled it (SIGINT's "wait and cooperative exit").
+    std::cout.flush();
+    std::signal(result.interrupted_by, SIG_DFL);
+    std::raise(result.interrupted_by);
+  }
+  if (result.exit_code != 0) throw CLI::RuntimeError(result.exit_code);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Start the ranks of a distributed program on this node (torchrun)");
+  // Everything from the program's name on belongs to the program, its options included: CLI11
+  // leaves it in remaining(). The positional "program" accepts nothing and so never takes a word;
+  // it names the program in the help, and it keeps a "--" with `locus run` (CLI11 hands "--" up to
+  // `locus`, which would reject what follows, when a subcommand has no positional left to fill).
+  cmd->prefix_command()->validate_positionals();
+  cmd->add_option_function<std::string>(
+         "program", [](const std::string&) {}, "the program (looked up in PATH), then its arguments")
+      ->check(CLI::Validator([](std::string&) { return std::string("left in remaining()"); }, ""));
+  cmd->footer(
+      "Usage: locus run [options] program [args...]\n"
+      "Every rank gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,\n"
+      "LOCUS_STORE and LOCUS_RUN_ID. The first rank to fail stops all the others. See docs/launcher.md.");
+  cmd->add_option("--nproc-per-node,--nproc_per_node", args->nproc_per_node, "processes (ranks) on this node")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--nnodes", args->nnodes, "nodes (machines), each running its own `locus run`")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--node-rank,--node_rank", args->node_rank, "this node's index, 0 on the master")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--master-addr,--master_addr", args->master_addr, "address of the master node")->capture_default_str();
+  cmd->add_option("--master-port,--master_port", args->master_port, "port on the master node")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--store", args->store,
+                  "rendezvous store URL (default: file://<private temp dir> on one node, "
+                  "redis://MASTER_ADDR:MASTER_PORT on several)");
+  cmd->add_option("--run-id,--run_id", args->run_id, "id shared by every rank of this launch (required with --nnodes > 1)");
+  cmd->add_option("--grace-period", args->grace_period, "seconds between SIGTERM and SIGKILL when stopping the ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->callback([args, cmd] {
+    std::vector<std::string> command = cmd->remaining();
+    if (!command.empty() && command[0] == "--") command.erase(command.begin());
+    run_launcher(*args, command);
+  });
+}
+
+}  // namespace locus::cli
