@@ -10,6 +10,7 @@
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
+#include "locus/nn/functional.h"
 #include "locus/ops.h"
 
 namespace locus::nn {
@@ -36,10 +37,7 @@ void LinearImpl::reset_parameters() {
   if (has_bias_) bias.copy_(sub(mul(rand({out_features_}), 2 * bound), bound));
 }
 
-Tensor LinearImpl::forward(const Tensor& x) {
-  Tensor y = matmul(x, weight.t());
-  return bias.defined() ? add(y, bias) : y;
-}
+Tensor LinearImpl::forward(const Tensor& x) { return linear(x, weight, bias); }
 
 std::string LinearImpl::extra_repr() const {
   return "in_features=" + std::to_string(weight.size(1)) + ", out_features=" + std::to_string(weight.size(0)) +
@@ -73,11 +71,7 @@ DropoutImpl::DropoutImpl(double p) : p_(p) {
 
 std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
 
-Tensor DropoutImpl::forward(const Tensor& x) {
-  if (!is_training() || p_ == 0) return x;
-  const Tensor keep = ge(rand(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device())), p_).to(x.dtype());
-  return mul(x, mul(keep, 1.0 / (1.0 - p_)));
-}
+Tensor DropoutImpl::forward(const Tensor& x) { return dropout(x, p_, is_training()); }
 
 Tensor FlattenImpl::forward(const Tensor& x) { return x.flatten(start_, end_); }
 
