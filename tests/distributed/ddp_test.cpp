@@ -70,9 +70,11 @@ TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
       opt->step();
     }
     std::vector<std::vector<double>> results(2);
+    // Built here: the global generator is not for threads racing on one seed.
+    const std::vector<nn::Sequential> models = {make_model(1), make_model(2)};  // rank 1 starts elsewhere
     on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
       const int r = g->rank();
-      auto model = make_model(r == 0 ? 1 : 2);  // rank 1 starts elsewhere: DDP copies rank 0's values
+      auto model = models[static_cast<size_t>(r)];  // DDP copies rank 0's values into rank 1
       nn::DistributedDataParallel ddp(model, g, nn::DistributedDataParallelOptions().bucket_cap_mb(0.0005));
       EXPECT_GT(ddp->bucket_names().size(), 1u);  // several buckets, so several overlapping all-reduces
       auto o = make_opt(kind, model->parameters());
@@ -103,9 +105,10 @@ TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
   auto single = make_model(1);
   nn::cross_entropy(single(d.x), d.y).backward();
   const std::vector<double> want = values(single->parameters()[0].grad());
+  const std::vector<nn::Sequential> models = {make_model(1), make_model(1)};
   on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
     const int r = g->rank();
-    auto model = make_model(1);
+    auto model = models[static_cast<size_t>(r)];
     nn::DistributedDataParallel ddp(model, g);
     // Two micro-batches of 16 per rank: the first without synchronizing.
     for (int micro = 0; micro < 2; ++micro) {
