@@ -8,7 +8,7 @@
 #include <functional>
 #include <thread>
 
-#include "tests/test_util.h"
+#include "tests/distributed/rank_threads.h"
 
 namespace locus {
 namespace {
@@ -17,33 +17,12 @@ using distributed::ProcessGroup;
 using distributed::ReduceOp;
 using testing::values;
 
-std::string fresh_store() {
-  static std::atomic<int> counter{0};
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("locus_store_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(dir);
-  return "file://" + dir.string();
-}
+using testing::fresh_store;
 
 // Runs body(group) on `n` ranks, one thread each; rethrows the first failure.
 void on_ranks(int n, const std::function<void(ProcessGroup&)>& body,
               std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  const std::string store = fresh_store();
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        auto group = distributed::new_group(
-            "gloo", distributed::GroupOptions().store(store).rank(r).world_size(n).timeout(timeout).name("test"));
-        body(*group);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  testing::on_rank_threads(n, [&](std::shared_ptr<ProcessGroup> g) { body(*g); }, timeout);
 }
 
 TEST(Collectives, AllReduceEveryOpAndDtype) {

@@ -2,42 +2,15 @@
 // train as one process of batch 64 (SGD and Adam), buckets, no_sync accumulation, unused
 // parameters named, every rank starting from rank 0's values.
 
-#include <atomic>
-#include <filesystem>
-#include <functional>
-#include <thread>
-
-#include "tests/test_util.h"
+#include "tests/distributed/rank_threads.h"
 
 namespace locus {
 namespace {
 
 using testing::values;
 
-std::string fresh_store() {
-  static std::atomic<int> counter{0};
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("locus_ddp_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(dir);
-  return "file://" + dir.string();
-}
-
 void on_ranks(int n, const std::function<void(std::shared_ptr<distributed::ProcessGroup>)>& body) {
-  const std::string store = fresh_store();
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(distributed::new_group("gloo", distributed::GroupOptions().store(store).rank(r).world_size(n).timeout(
-                                                std::chrono::seconds(20))));
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  testing::on_rank_threads(n, body);
 }
 
 nn::Sequential make_model(uint64_t seed) {
