@@ -26,7 +26,6 @@ namespace locus::nn {
 struct DistributedDataParallelImpl::Bucket {
   std::vector<size_t> params;
   size_t pending = 0;  ///< parameters whose gradient is not final yet
-  bool launched = false;
   Tensor flat;
   std::shared_ptr<distributed::Work> work;
 };
@@ -108,7 +107,6 @@ void DistributedDataParallelImpl::check_previous_iteration() {
   for (auto& b : buckets_) {
     if (b->work) b->work->wait();
     b->work.reset();
-    b->launched = false;
     b->flat = Tensor();
   }
   buckets_launched_ = 0;
@@ -187,7 +185,6 @@ void DistributedDataParallelImpl::launch(Bucket& b) {
   }
   b.flat = cat(parts, 0);
   b.work = group_->all_reduce(b.flat, distributed::ReduceOp::Avg);
-  b.launched = true;
 }
 
 void DistributedDataParallelImpl::finish_all() {
@@ -202,7 +199,6 @@ void DistributedDataParallelImpl::finish_all() {
       offset += p.numel();
     }
     b->flat = Tensor();
-    b->launched = false;
   }
   buckets_launched_ = 0;
 }

@@ -61,7 +61,7 @@ void DataParallelImpl::check_module_placement() const {
                          " (device_ids[0]) but found '" + name + "' on device " + t.device().str());
 }
 
-void DataParallelImpl::refresh_replica(size_t k) {
+void DataParallelImpl::refresh_replica(size_t k, bool record_grad) {
   const Device device = device_ids_[k];
   if (replicas_.size() < k) replicas_.resize(k);
   std::shared_ptr<Module>& replica = replicas_[k - 1];
@@ -78,6 +78,12 @@ void DataParallelImpl::refresh_replica(size_t k) {
         dst.detach().copy_(from[i]);
       else
         dst.set_data(from[i].detach().to(device, false, /*copy=*/true));
+      // Note [DataParallel gradients].
+      if (params && record_grad && from[i].requires_grad()) {
+        const Device home = from[i].device();
+        autograd::record(dst, "BroadcastBackward", [home](const Tensor& g) { return std::vector<Tensor>{g.to(home)}; },
+                         {&from[i]});
+      }
     }
   }
 }
@@ -98,18 +104,7 @@ Tensor DataParallelImpl::forward(const Tensor& x) {
     chunks[k] = x.narrow(0, start, std::min(rows, n - start)).to(device_ids_[k]);
   }
   const bool grad = is_grad_enabled();
-  for (size_t k = 1; k < used; ++k) {
-    refresh_replica(k);
-    if (!grad) continue;
-    // Note [DataParallel gradients].
-    const std::vector<Tensor> originals = tensors_of(*module_, true), copies = tensors_of(*replicas_[k - 1], true);
-    for (size_t i = 0; i < originals.size(); ++i) {
-      if (!originals[i].requires_grad()) continue;
-      const Device home = originals[i].device();
-      autograd::record(copies[i], "BroadcastBackward", [home](const Tensor& g) { return std::vector<Tensor>{g.to(home)}; },
-                       {&originals[i]});
-    }
-  }
+  for (size_t k = 1; k < used; ++k) refresh_replica(k, grad);
   std::vector<std::exception_ptr> errors(used);
   auto run = [&](size_t k) {
     try {

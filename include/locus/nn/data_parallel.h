@@ -36,7 +36,9 @@ class DataParallelImpl : public Module {
 
  private:
   void check_module_placement() const;
-  void refresh_replica(size_t k);
+  /// Brings replica k up to date with the module; with `record_grad`, links its parameters
+  /// back to the module's (Note [DataParallel gradients]).
+  void refresh_replica(size_t k, bool record_grad);
 
   std::shared_ptr<Module> module_;
   std::vector<Device> device_ids_;
