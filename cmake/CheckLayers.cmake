@@ -1,7 +1,8 @@
 # Fails when a source file includes a header of a higher layer (ARCHITECTURE.md, "Layers"):
 #   core <- runtime <- ops, autograd (beside each other) <- backends (implementing ops' kernel
 #   table) <- nn / optim / data / serialize / interop <- tools
-# and when a CUDA header is included outside src/backends/cuda, or a backend header outside
+# and when a CUDA header is included outside src/backends/cuda (save nccl.h in the NCCL engine of
+# src/distributed/nccl), or a backend header outside
 # src/backends. Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
 # does, and so does every configure).
 
@@ -33,7 +34,9 @@ foreach(source IN LISTS sources)
   endif()
   file(STRINGS "${LOCUS_SOURCE_DIR}/${source}" includes REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS includes)
-    if(line MATCHES "#[ \t]*include[ \t]*[<\"](cuda|cublas|nccl|cub/)" AND NOT source MATCHES "^src/backends/cuda/")
+    if(line MATCHES "#[ \t]*include[ \t]*[<\"]nccl" AND source MATCHES "^src/distributed/nccl/")
+      # The NCCL engine of the process groups: NCCL's header, nothing else of CUDA's.
+    elseif(line MATCHES "#[ \t]*include[ \t]*[<\"](cuda|cublas|nccl|cub/)" AND NOT source MATCHES "^src/backends/cuda/")
       string(APPEND violations "  ${source}: ${line} (CUDA headers belong to src/backends/cuda)\n")
     endif()
     if(NOT line MATCHES "#[ \t]*include[ \t]*\"src/([a-z_]+)/")

@@ -18,10 +18,11 @@ cp "$build"/tests/locus_tests "$stage"/tests/
 cp "$build"/examples/example_* "$stage"/examples/
 cp "$build"/bench/locus_gpu_bench "$stage"/bench/
 cp "$build"/liblocus.so* "$stage"/lib/
-# Every non-system library the binaries load, except the CUDA ones the GPU machine provides.
+# Every non-system library the binaries load, except the CUDA ones the GPU machine provides
+# (cuBLAS, NCCL: scripts/gpu-check.sh finds them there).
 for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus.so; do
   ldd "$f" | awk '/=> \// {print $3}'
-done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart' |
+done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libnccl' |
   while read -r lib; do cp -L "$lib" "$stage"/lib/; done
 strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$stage"/bench/* "$stage"/lib/* 2>/dev/null || true
 shared=../shared/bench

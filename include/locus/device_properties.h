@@ -21,6 +21,7 @@ struct DeviceProperties {
   bool asynchronous = false;       ///< work is queued on streams and copies can overlap it (cuda)
   std::string driver_version;      ///< "13.0" where the type has a driver, else empty
   std::string runtime_version;     ///< "13.0" where the type has a runtime library, else empty
+  std::string pci_bus_id;          ///< "0000:1b:00.0" for a CUDA device (which GPU it is), else empty
 };
 
 /// Properties of `device` (the current device of its type when it has no index). IndexError

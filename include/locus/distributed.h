@@ -1,8 +1,9 @@
 #pragma once
 /// \file distributed.h
 /// Several processes training one model (torch.distributed): process groups over an existing
-/// engine (Gloo for cpu and sim tensors), collectives on tensors, the default group that
-/// init_process_group sets up from the environment a launcher (`locus run`) sets.
+/// engine (Gloo for tensors on any device, through the host; NCCL for cuda tensors), collectives
+/// on tensors, the default group that init_process_group sets up from the environment a
+/// launcher (`locus run`) sets.
 
 #include <chrono>
 #include <memory>
@@ -18,7 +19,8 @@ namespace locus::distributed {
 enum class ReduceOp { Sum, Avg, Min, Max, Product };
 
 /// A collective started asynchronously: its tensors must not be touched until wait() returns.
-/// wait() rethrows the collective's error (DistributedError on a timeout or a mismatch).
+/// wait() rethrows the collective's error (DistributedError on a timeout or a mismatch). For an
+/// nccl group, wait() also makes the caller's current stream wait for the collective.
 class Work {
  public:
   virtual ~Work() = default;
@@ -42,12 +44,17 @@ struct GroupOptions {
   LOCUS_ARG(std::chrono::milliseconds, timeout) = std::chrono::minutes(30);
   /// Names the group's keys in the store, so groups sharing a store do not meet by mistake.
   LOCUS_ARG(std::string, name) = "default";
+  /// nccl only: the CUDA device index this rank's collectives run on; -1: the current device
+  /// when the group is made (call cuda::set_device(local rank) first, as with PyTorch).
+  LOCUS_ARG(int, device) = -1;
 };
 
 /// A set of processes that run collectives together. Collectives run in the order they are
 /// called, on one thread per group, and every rank must call the same ones in the same order
 /// (LOCUS_DISTRIBUTED_DEBUG=detail checks that, naming the ranks that differ). Tensors may be
-/// on any device; Gloo works on host memory, so device tensors travel through the host.
+/// on any device for gloo, which works on host memory, so device tensors travel through the
+/// host; an nccl group takes contiguous tensors on its own CUDA device, and runs the collective
+/// on a stream of its own that waits for the caller's current stream.
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -55,7 +62,7 @@ class ProcessGroup {
   virtual int rank() const noexcept = 0;
   /// The number of processes.
   virtual int size() const noexcept = 0;
-  /// "gloo".
+  /// "gloo" or "nccl".
   virtual std::string backend() const = 0;
   /// Combines `tensor` over the ranks, in place on every rank. Avg needs a floating dtype.
   virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) = 0;

@@ -8,7 +8,12 @@
 
 #include "locus/distributed.h"
 #include "locus/errors.h"
+#if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
+#endif
+#if LOCUS_WITH_NCCL
+#include "src/distributed/nccl/nccl_process_group.h"
+#endif
 
 namespace locus::distributed {
 namespace {
@@ -46,6 +51,9 @@ bool is_available(const std::string& backend) {
 #if LOCUS_WITH_GLOO
   if (backend == "gloo") return true;
 #endif
+#if LOCUS_WITH_NCCL
+  if (backend == "nccl") return true;
+#endif
   return false;
 }
 
@@ -54,7 +62,9 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
     throw ValueError("unknown distributed backend '" + backend + "': use gloo, nccl or mpi");
   if (!is_available(backend))
     throw BackendUnavailableError("the distributed backend '" + backend + "' is not built into this Locus" +
-                                  (backend == "gloo" ? " (install libgloo-dev and rebuild)" : ""));
+                                  (backend == "gloo"   ? " (install libgloo-dev and rebuild)"
+                                   : backend == "nccl" ? " (it needs the CUDA toolkit's NCCL and Gloo at build time)"
+                                                       : " (use gloo for cpu tensors, nccl for cuda tensors)"));
   const int rank = from_env(options.rank(), "RANK");
   const int size = from_env(options.world_size(), "WORLD_SIZE");
   if (size < 1 || rank >= size)
@@ -65,6 +75,9 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
   if (store.empty())
     throw ValueError("init_process_group: no rendezvous store: set LOCUS_STORE=file:///a/shared/dir or redis://host:port "
                      "(`locus run` sets it), or pass GroupOptions().store(...)");
+#if LOCUS_WITH_NCCL
+  if (backend == "nccl") return make_nccl_group(store, rank, size, options.timeout(), options.name(), options.device());
+#endif
 #if LOCUS_WITH_GLOO
   return make_gloo_group(store, rank, size, options.timeout(), options.name());
 #else

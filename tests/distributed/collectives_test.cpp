@@ -71,7 +71,8 @@ TEST(Collectives, BroadcastGatherScatterAsyncOnDevices) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
   on_ranks(3, [](ProcessGroup& g) {
     const int r = g.rank();
-    const Device dev(r == 1 ? "sim:1" : "cpu");  // device tensors go through the host
+    // Device tensors go through the host: sim, and cuda where the machine has a GPU.
+    const Device dev(r == 1 ? "sim:1" : r == 2 && cuda::is_available() ? "cuda:0" : "cpu");
     Tensor b = full({2, 2}, static_cast<double>(r + 10), TensorOptions().device(dev));
     g.broadcast(b, 2)->wait();
     EXPECT_EQ(values(b), std::vector<double>(4, 12));

@@ -71,6 +71,44 @@ TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
   }
 }
 
+TEST(DistributedDataParallel, GlooCarriesCudaGradients) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU: " << cuda::unavailable_reason();
+  const Device gpu("cuda:0");
+  const Data d = make_data();
+  auto single = make_model(1);
+  single->to(gpu);
+  optim::SGD opt(single->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    nn::cross_entropy(single(d.x.to(gpu)), d.y.to(gpu)).backward();
+    opt.step();
+  }
+  std::vector<nn::Sequential> models = {make_model(1), make_model(2)};
+  for (auto& m : models) m->to(gpu);
+  std::vector<std::vector<double>> results(2);
+  on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const int r = g->rank();
+    auto model = models[static_cast<size_t>(r)];
+    nn::DistributedDataParallel ddp(model, g);
+    optim::SGD o(model->parameters(), 0.1);
+    const Tensor x = d.x.narrow(0, 32 * r, 32).to(gpu), y = d.y.narrow(0, 32 * r, 32).to(gpu);
+    for (int step = 0; step < 3; ++step) {
+      o.zero_grad();
+      nn::cross_entropy(ddp(x), y).backward();
+      o.step();
+    }
+    for (const Tensor& p : model->parameters())
+      for (double v : values(p)) results[static_cast<size_t>(r)].push_back(v);
+  });
+  std::vector<double> want;
+  for (const Tensor& p : single->parameters())
+    for (double v : values(p)) want.push_back(v);
+  ASSERT_EQ(results[0].size(), want.size());
+  EXPECT_EQ(results[0], results[1]);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(results[0][i], want[i], 1e-5) << i;
+}
+
 TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
   const Data d = make_data();

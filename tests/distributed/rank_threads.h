@@ -27,18 +27,26 @@ inline std::string fresh_store() {
   return "file://" + dir.string();
 }
 
-/// Runs body(group) on `n` ranks, one thread each, joined in one gloo group; rethrows the first
-/// rank's failure after all have finished.
+/// Runs body(group) on `n` ranks, one thread each, joined in one group of `backend`; rethrows
+/// the first rank's failure after all have finished. For nccl, rank r uses cuda:device_of(r)
+/// (default: cuda:r).
 inline void on_rank_threads(int n, const std::function<void(std::shared_ptr<distributed::ProcessGroup>)>& body,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+                            std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                            const std::string& backend = "gloo", std::function<int(int)> device_of = nullptr) {
   const std::string store = fresh_store();
   std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       try {
-        body(distributed::new_group(
-            "gloo", distributed::GroupOptions().store(store).rank(r).world_size(n).timeout(timeout).name("test")));
+        const int device = backend != "nccl" ? -1 : device_of ? device_of(r) : r;
+        body(distributed::new_group(backend, distributed::GroupOptions()
+                                                 .store(store)
+                                                 .rank(r)
+                                                 .world_size(n)
+                                                 .timeout(timeout)
+                                                 .name("test")
+                                                 .device(device)));
       } catch (...) {
         errors[static_cast<size_t>(r)] = std::current_exception();
       }

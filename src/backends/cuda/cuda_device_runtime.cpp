@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,6 +70,9 @@ Discovery probe() noexcept {
     props.major = p.major, props.minor = p.minor;
     props.asynchronous = true;
     props.driver_version = version_string(driver), props.runtime_version = version_string(rt);
+    char bus[32] = {};
+    std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
+    props.pci_bus_id = bus;
     d.properties.push_back(std::move(props));
   }
   d.count = static_cast<int>(d.properties.size());

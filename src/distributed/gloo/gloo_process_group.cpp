@@ -33,6 +33,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/distributed/gloo/absent_ranks.h"
 #include "src/distributed/gloo/collective_check.h"
 #include "src/distributed/gloo/host_reduce.h"
 #include "src/distributed/gloo/store_url.h"
@@ -305,21 +306,7 @@ class GlooProcessGroup final : public ProcessGroup {
 
   // An engine failure: find who did not arrive, remember the group is broken, raise.
   [[noreturn]] void fail(const CollectiveCall& call, uint64_t seq, const std::exception& e) {
-    const std::string arrived_key = "arrived/" + std::to_string(seq) + "/";
-    std::string missing;
-    try {
-      prefix_->set(arrived_key + std::to_string(rank_), {'1'});
-      for (int r = 0; r < size_; ++r) {
-        if (r == rank_) continue;
-        try {
-          prefix_->wait({arrived_key + std::to_string(r)}, std::chrono::milliseconds(1500));
-        } catch (const std::exception&) {
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        }
-      }
-    } catch (const std::exception&) {
-      missing = "unknown (the store is unreachable too)";
-    }
+    const std::string missing = absent_ranks(*prefix_, seq, rank_, size_);
     std::ostringstream os;
     os << call.describe() << " #" << seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
        << " ms; ";

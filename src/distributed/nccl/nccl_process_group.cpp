@@ -1,0 +1,356 @@
+// Note [NCCL process group]
+// One NCCL communicator per group, on one CUDA device per rank (GroupOptions::device, else the
+// current device when the group is made). Joining goes through Gloo's rendezvous store: every
+// rank publishes its host and the PCI bus id of its GPU, so two ranks that picked the same GPU
+// are named before NCCL would fail with "Duplicate GPU detected"; then rank 0 publishes the
+// NCCL unique id and every rank calls ncclCommInitRank.
+//
+// Collectives are enqueued on the calling thread, so their order is the call order, on a
+// high-priority stream of the group that first waits for the caller's current stream (as
+// PyTorch's ProcessGroupNCCL does). The tensors are recorded on that stream (record_stream), so
+// the caching allocator does not hand their blocks out while NCCL still uses them. Work::wait()
+// makes the caller's current stream wait for the collective and blocks the host until it is
+// done, polling NCCL's asynchronous error: a collective that does not finish within the
+// group's timeout (a rank that never called it) aborts the communicator, and the error names
+// the ranks that did not arrive, found through the store as for Gloo.
+
+#include "src/distributed/nccl/nccl_process_group.h"
+
+#include <unistd.h>
+
+#include <nccl.h>  // and through it cudaStream_t
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <gloo/rendezvous/prefix_store.h>
+
+#include "locus/autograd.h"
+#include "locus/cuda.h"
+#include "locus/device_guard.h"
+#include "locus/device_properties.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "locus/stream.h"
+#include "src/distributed/gloo/absent_ranks.h"
+#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/gloo/store_exchange.h"
+#include "src/distributed/gloo/store_url.h"
+
+namespace locus::distributed {
+namespace {
+
+ncclDataType_t nccl_dtype(DType dtype, const char* op) {
+  switch (dtype) {
+    case DType::Float32: return ncclFloat32;
+    case DType::Float64: return ncclFloat64;
+    case DType::Float16: return ncclFloat16;
+    case DType::BFloat16: return ncclBfloat16;
+    case DType::Int64: return ncclInt64;
+    case DType::Int32: return ncclInt32;
+    case DType::Int8: return ncclInt8;
+    case DType::UInt8: return ncclUint8;
+    default:
+      throw DTypeError(std::string(op) + ": NCCL has no " + std::string(dtype_name(dtype)) +
+                       " type; convert the tensor or use a gloo group");
+  }
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Avg: return ncclAvg;
+    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Product: return ncclProd;
+  }
+  return ncclSum;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// The communicator and whether it still works, shared by the group and its pending works.
+struct Communicator {
+  ncclComm_t comm = nullptr;
+  int device = 0;
+  std::mutex mutex;
+  std::string broken;  ///< why the communicator was aborted; empty while it works
+
+  ~Communicator() {
+    if (!comm) return;
+    // An aborted communicator is already gone; a working one is finalized on its device.
+    if (broken.empty()) {
+      DeviceGuard guard(Device(DeviceType::CUDA, device));
+      ncclCommDestroy(comm);
+    }
+  }
+
+  // Aborts the communicator (unblocking its kernels) and remembers why; the caller throws.
+  void abort(const std::string& why) {
+    std::lock_guard lock(mutex);
+    if (!broken.empty()) return;
+    broken = why;
+    ncclCommAbort(comm);
+  }
+
+  void throw_if_broken() {
+    std::lock_guard lock(mutex);
+    if (!broken.empty()) throw DistributedError("process group unusable: " + broken + "; create a new group");
+  }
+};
+
+class NcclWork final : public Work {
+ public:
+  NcclWork(std::shared_ptr<Communicator> comm, std::shared_ptr<gloo::rendezvous::Store> store,
+           std::shared_ptr<gloo::rendezvous::Store> prefixed, CollectiveCall call, uint64_t seq, int rank, int size,
+           std::chrono::milliseconds timeout, cuda::Event end)
+      : comm_(std::move(comm)), store_(std::move(store)), prefixed_(std::move(prefixed)), call_(call), seq_(seq), rank_(rank), size_(size),
+        timeout_(timeout), end_(std::move(end)) {}
+
+  void wait() override {
+    std::lock_guard lock(mutex_);
+    cuda::current_stream(comm_->device).wait_event(end_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (!end_.query()) {
+      comm_->throw_if_broken();
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm_->comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) fail(std::string("NCCL: ") + ncclGetErrorString(async));
+      if (std::chrono::steady_clock::now() > deadline) fail("NCCL: did not finish; the communicator was aborted");
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  bool is_completed() override {
+    std::lock_guard lock(mutex_);
+    return end_.query();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& engine) {
+    const std::string missing = absent_ranks(*prefixed_, seq_, rank_, size_);
+    std::ostringstream os;
+    os << call_.describe() << " #" << seq_ << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
+       << " ms; ";
+    if (missing.empty()) os << "every rank reached it, so the engine itself failed";
+    else os << "ranks that did not arrive: " << missing;
+    os << " (" << engine << ")";
+    comm_->abort(os.str());
+    throw DistributedError(os.str());
+  }
+
+  std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<gloo::rendezvous::Store> store_;     ///< kept alive for `prefixed_`, which refers to it
+  std::shared_ptr<gloo::rendezvous::Store> prefixed_;  ///< the group's keys
+  CollectiveCall call_;
+  uint64_t seq_;
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;  ///< an Event has one owner at a time
+  cuda::Event end_;
+};
+
+class NcclProcessGroup final : public ProcessGroup {
+ public:
+  NcclProcessGroup(const std::string& store_url, int rank, int size, std::chrono::milliseconds timeout,
+                   const std::string& name, int device)
+      : rank_(rank), size_(size), timeout_(timeout), debug_(collective_debug_enabled()), name_(name),
+        store_(open_store(store_url)), comm_(std::make_shared<Communicator>()) {
+    if (!cuda::is_available())
+      throw BackendUnavailableError("process group '" + name + "': nccl needs a CUDA device: " + cuda::unavailable_reason());
+    const int count = cuda::device_count();
+    device_ = device >= 0 ? device : cuda::current_device();
+    if (device_ >= count)
+      throw ValueError("process group '" + name + "': cuda:" + std::to_string(device_) + " does not exist (" +
+                       std::to_string(count) + " CUDA devices)");
+    comm_->device = device_;
+    const char* run = std::getenv("LOCUS_RUN_ID");
+    prefix_ = std::make_shared<gloo::rendezvous::PrefixStore>(std::string(run ? run : "") + "/" + name + "/nccl", *store_);
+    check_distinct_gpus();
+    ncclUniqueId id{};
+    if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    const std::string id_bytes(reinterpret_cast<const char*>(&id), sizeof id);
+    const auto ids = exchange(*prefix_, "id", rank_, size_, rank_ == 0 ? id_bytes : std::string(), timeout_, joining());
+    std::memcpy(&id, ids[0].data(), sizeof id);
+    DeviceGuard guard(Device(DeviceType::CUDA, device_));
+    check(ncclCommInitRank(&comm_->comm, size_, id, rank_), "ncclCommInitRank");
+    stream_.emplace(device_, -1);
+  }
+
+  int rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  std::string backend() const override { return "nccl"; }
+
+  std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
+    check_tensor(tensor, "all_reduce");
+    const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
+    if (op == ReduceOp::Avg && !tensor.is_floating_point())
+      throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
+    return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](cudaStream_t s) {
+      return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), comm_->comm, s);
+    });
+  }
+
+  std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
+    check_tensor(tensor, "broadcast");
+    check_root(root, "broadcast");
+    const ncclDataType_t type = nccl_dtype(tensor.dtype(), "broadcast");
+    return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](cudaStream_t s) {
+      return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, comm_->comm, s);
+    });
+  }
+
+  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+    check_tensor(input, "all_gather");
+    check_parts(outputs, input, "all_gather", "outputs");
+    const ncclDataType_t type = nccl_dtype(input.dtype(), "all_gather");
+    Tensor gathered;
+    std::vector<Tensor> used = outputs;
+    used.push_back(input);
+    return launch(CollectiveCall::of("all_gather", input, -1, 0), used, [&](cudaStream_t s) {
+      gathered = empty({static_cast<int64_t>(size_) * input.numel()}, input.options());
+      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, comm_->comm, s);
+      // The copies out run on the group's stream too, after the gather.
+      for (int i = 0; i < size_; ++i)
+        outputs[static_cast<size_t>(i)].detach().copy_(gathered.narrow(0, i * input.numel(), input.numel()).view(input.shape()));
+      return r;
+    });
+  }
+
+  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+    check_tensor(output, "reduce_scatter");
+    check_parts(inputs, output, "reduce_scatter", "inputs");
+    const ncclDataType_t type = nccl_dtype(output.dtype(), "reduce_scatter");
+    if (op == ReduceOp::Avg && !output.is_floating_point())
+      throw DTypeError("reduce_scatter: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(output.dtype())));
+    std::vector<Tensor> used = inputs;
+    used.push_back(output);
+    return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](cudaStream_t s) {
+      std::vector<Tensor> flat;
+      for (const Tensor& t : inputs) flat.push_back(t.detach().reshape({-1}));
+      Tensor all = cat(flat, 0);
+      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), comm_->comm, s);
+    });
+  }
+
+  std::shared_ptr<Work> barrier() override {
+    // As in PyTorch: a one-element all-reduce, whose wait() then blocks until every rank is there.
+    Tensor one = zeros({1}, TensorOptions().device(Device(DeviceType::CUDA, device_)));
+    return launch(CollectiveCall::barrier(), {one}, [&](cudaStream_t s) {
+      return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm_->comm, s);
+    });
+  }
+
+ private:
+  std::string joining() const { return "joining nccl process group '" + name_ + "'"; }
+
+  void check(ncclResult_t r, const char* call) const {
+    if (r == ncclSuccess) return;
+    throw DistributedError("process group '" + name_ + "': " + call + " failed on rank " + std::to_string(rank_) + ": " +
+                           ncclGetErrorString(r) + (comm_->comm ? std::string(" (") + ncclGetLastError(comm_->comm) + ")" : ""));
+  }
+
+  // Two ranks on one GPU would make ncclCommInitRank fail with a message that names neither.
+  void check_distinct_gpus() {
+    const std::string where =
+        host_name() + " " + get_device_properties(Device(DeviceType::CUDA, device_)).pci_bus_id;
+    const auto all = exchange(*prefix_, "where", rank_, size_, where, timeout_, joining());
+    for (int r = 0; r < size_; ++r)
+      for (int q = r + 1; q < size_; ++q)
+        if (all[static_cast<size_t>(r)] == all[static_cast<size_t>(q)])
+          throw DistributedError(joining() + ": ranks " + std::to_string(r) + " and " + std::to_string(q) +
+                                 " use the same GPU (host and PCI bus " + all[static_cast<size_t>(r)] +
+                                 "); give each rank its own: cuda::set_device(local rank) before init_process_group, "
+                                 "or GroupOptions().device(...)");
+  }
+
+  static size_t count(const Tensor& t) { return static_cast<size_t>(t.numel()); }
+
+  void check_tensor(const Tensor& t, const char* op) const {
+    if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
+    const Device mine(DeviceType::CUDA, device_);
+    if (t.device() != mine) throw DeviceMismatchError(mine, t.device(), "tensor", op);
+    if (!t.is_contiguous()) throw ValueError(std::string(op) + ": an nccl group needs contiguous tensors (call .contiguous())");
+  }
+  void check_root(int root, const char* op) const {
+    if (root < 0 || root >= size_)
+      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is not a rank of a group of " + std::to_string(size_));
+  }
+  void check_parts(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
+    if (static_cast<int>(parts.size()) != size_)
+      throw ValueError(std::string(op) + ": " + what + " has " + std::to_string(parts.size()) + " tensors for a group of " +
+                       std::to_string(size_));
+    for (size_t r = 0; r < parts.size(); ++r) {
+      if (!parts[r].defined() || !(parts[r].shape() == like.shape()) || parts[r].dtype() != like.dtype()) {
+        std::ostringstream os;
+        os << op << ": " << what << "[" << r << "] must be " << dtype_name(like.dtype()) << " " << like.shape();
+        if (parts[r].defined()) os << ", got " << dtype_name(parts[r].dtype()) << " " << parts[r].shape();
+        throw ShapeError(os.str());
+      }
+      if (parts[r].device() != like.device())
+        throw DeviceMismatchError(like.device(), parts[r].device(), std::string(what) + "[" + std::to_string(r) + "]", op);
+    }
+  }
+
+  // Runs `enqueue` on the group's stream after the caller's current stream, and returns the
+  // work that waits for it. `tensors` are kept from reuse until the stream is past them.
+  template <class Enqueue>
+  std::shared_ptr<Work> launch(const CollectiveCall& call, const std::vector<Tensor>& tensors, Enqueue&& enqueue) {
+    comm_->throw_if_broken();
+    const uint64_t seq = next_seq_++;
+    if (debug_) check_same_call(call, seq);
+    NoGradGuard no_grad;
+    stream_->wait_stream(cuda::current_stream(device_));
+    cuda::Event end;
+    {
+      cuda::StreamGuard on_group_stream(*stream_);
+      const ncclResult_t r = enqueue(static_cast<cudaStream_t>(stream_->native_handle()));
+      if (r != ncclSuccess && r != ncclInProgress) check(r, call.name().c_str());
+      end.record(*stream_);
+    }
+    for (const Tensor& t : tensors) t.record_stream(*stream_);
+    return std::make_shared<NcclWork>(comm_, store_, prefix_, call, seq, rank_, size_, timeout_, std::move(end));
+  }
+
+  // LOCUS_DISTRIBUTED_DEBUG=detail: every rank's record of this call, through the store.
+  void check_same_call(const CollectiveCall& call, uint64_t seq) {
+    const std::string mine(reinterpret_cast<const char*>(&call), sizeof call);
+    const auto all = exchange(*prefix_, "call/" + std::to_string(seq), rank_, size_, mine, timeout_,
+                              call.describe() + " #" + std::to_string(seq));
+    std::vector<CollectiveCall> calls(all.size());
+    for (size_t r = 0; r < all.size(); ++r) std::memcpy(&calls[r], all[r].data(), sizeof(CollectiveCall));
+    if (std::string mismatch = describe_mismatch(calls); !mismatch.empty()) {
+      const std::string why = "collective #" + std::to_string(seq) + ": " + mismatch;
+      comm_->abort(why);
+      throw DistributedError(why);
+    }
+  }
+
+  int rank_, size_, device_ = 0;
+  std::chrono::milliseconds timeout_;
+  bool debug_;  ///< LOCUS_DISTRIBUTED_DEBUG=detail when the group was made
+  std::string name_;
+  std::shared_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<gloo::rendezvous::PrefixStore> prefix_;
+  std::shared_ptr<Communicator> comm_;
+  std::optional<cuda::Stream> stream_;  ///< made once CUDA is known to be there
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> make_nccl_group(const std::string& store_url, int rank, int size,
+                                              std::chrono::milliseconds timeout, const std::string& name, int device) {
+  return std::make_shared<NcclProcessGroup>(store_url, rank, size, timeout, name, device);
+}
+
+}  // namespace locus::distributed
