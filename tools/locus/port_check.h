@@ -13,4 +13,8 @@ namespace locus::cli {
 /// server) into a clear error up front rather than guaranteeing anything.
 std::string port_unavailable_reason(int port);
 
+/// A port the kernel just handed out on 127.0.0.1 and took back (0 if it would not): free, and
+/// unlikely to be handed out again soon. For launches whose master port nothing listens on.
+int free_port();
+
 }  // namespace locus::cli

@@ -16,6 +16,7 @@
 #include "tools/locus/commands.h"
 #include "tools/locus/port_check.h"
 #include "tools/locus/rank_supervisor.h"
+#include "tools/locus/run_launcher.h"
 #include "tools/locus/spawn.h"
 #include "tools/locus/temp_dir.h"
 
@@ -164,6 +165,13 @@ void run_launcher(const RunArgs& a, const std::vector<std::string>& command) {
 }
 
 }  // namespace
+
+void run_ranks_on_this_node(int nproc, const std::vector<std::string>& command) {
+  RunArgs a;
+  a.nproc_per_node = nproc;
+  if (const int port = free_port(); port != 0) a.master_port = port;
+  run_launcher(a, command);
+}
 
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();

@@ -1,14 +1,23 @@
-// `locus train`: the MLP 784-256-10 on Fashion-MNIST, on any device.
+// `locus train`: the MLP 784-256-10 on Fashion-MNIST, on any device, in one process or, as a
+// rank of `locus run` (or with --nproc N, which launches itself that way), with
+// DistributedDataParallel: --batch-size is then the global batch, split evenly over the ranks,
+// so the same flags train the same model whatever the number of processes; rank 0 alone
+// evaluates, reports and saves.
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "locus/locus.h"
 #include "tools/locus/commands.h"
 #include "tools/locus/mlp.h"
+#include "tools/locus/run_launcher.h"
 
 namespace locus::cli {
 namespace {
@@ -23,7 +32,54 @@ struct TrainArgs {
   uint64_t seed = 0;
   int workers = 0;
   std::string save;
+  int nproc = 1;
 };
+
+// Where this process stands in a distributed run: a rank of `locus run`, or the only process.
+struct Ranks {
+  bool distributed = false;
+  int rank = 0, size = 1, local_rank = 0;
+  bool reports() const { return rank == 0; }
+};
+
+Ranks ranks_from_launcher() {
+  Ranks r;
+  if (!std::getenv("LOCUS_STORE") || !std::getenv("WORLD_SIZE")) return r;
+  r.distributed = true;
+  r.rank = std::atoi(std::getenv("RANK") ? std::getenv("RANK") : "0");
+  r.size = std::atoi(std::getenv("WORLD_SIZE"));
+  r.local_rank = std::atoi(std::getenv("LOCAL_RANK") ? std::getenv("LOCAL_RANK") : "0");
+  return r;
+}
+
+// The rank's device: with several ranks on one machine, cuda means cuda:LOCAL_RANK.
+Device rank_device(const TrainArgs& a, const Ranks& r) {
+  const Device chosen = a.device == "auto" ? best_device() : Device(a.device);
+  if (r.distributed && chosen.is_cuda() && !chosen.has_index()) {
+    const int count = cuda::device_count();
+    if (r.local_rank >= count)
+      throw ValueError("rank " + std::to_string(r.rank) + " has LOCAL_RANK " + std::to_string(r.local_rank) + " but this machine has " +
+                       std::to_string(count) + " CUDA devices: start at most that many ranks per node");
+    return Device(DeviceType::CUDA, r.local_rank);
+  }
+  return empty({0}, chosen).device();  // the concrete device: cuda -> cuda:0
+}
+
+std::string exact(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// `locus train --nproc N` is `locus run --nproc-per-node N locus train` with the same flags.
+void relaunch(const TrainArgs& a) {
+  std::vector<std::string> command = {std::filesystem::read_symlink("/proc/self/exe").string(), "train", "--data", a.data, "--device", a.device,
+                                      "--epochs", std::to_string(a.epochs), "--batch-size", std::to_string(a.batch_size),
+                                      "--lr", exact(a.lr), "--optimizer", a.optimizer,
+                                      "--seed", std::to_string(a.seed), "--workers", std::to_string(a.workers)};
+  if (!a.save.empty()) command.insert(command.end(), {"--save", a.save});
+  run_ranks_on_this_node(a.nproc, command);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -58,37 +114,64 @@ void progress(int epoch, int epochs, int64_t seen, int64_t total, double loss, d
 }
 
 void run_train(const TrainArgs& a) {
-  const Device device = a.device == "auto" ? best_device() : Device(a.device);
-  const Device where = empty({0}, device).device();  // the concrete device: cuda -> cuda:0
-  std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g, seed %llu\n", where.str().c_str(),
-              a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr,
-              static_cast<unsigned long long>(a.seed));
+  if (a.nproc > 1) {
+    if (std::getenv("LOCUS_STORE")) throw ValueError("--nproc inside `locus run`: give the number of processes to one of them");
+    relaunch(a);
+    return;
+  }
+  const Ranks ranks = ranks_from_launcher();
+  const Device where = rank_device(a, ranks);
+  if (a.batch_size % ranks.size != 0)
+    throw ValueError("--batch-size " + std::to_string(a.batch_size) + " (the global batch) does not split evenly over " +
+                     std::to_string(ranks.size) + " ranks");
+  const int64_t rank_batch = a.batch_size / ranks.size;
+  std::shared_ptr<distributed::ProcessGroup> group;
+  if (ranks.distributed) {
+    const std::string backend = where.is_cuda() && distributed::is_available("nccl") ? "nccl" : "gloo";
+    group = distributed::new_group(backend, distributed::GroupOptions().device(where.is_cuda() ? where.index() : -1));
+  }
+  if (ranks.reports()) {
+    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g, seed %llu\n", where.str().c_str(),
+                a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr,
+                static_cast<unsigned long long>(a.seed));
+    if (group)
+      std::printf("distributed: %d ranks over %s, %lld examples per rank and step\n", ranks.size, group->backend().c_str(),
+                  static_cast<long long>(rank_batch));
+  }
   const auto train_set = data::load_mnist(a.data, true);
   const auto test_set = data::load_mnist(a.data, false);
   manual_seed(a.seed);
   auto model = make_mlp();
   model->to(where);  // once, at startup
+  std::optional<nn::DistributedDataParallel> ddp;
+  if (group) ddp.emplace(model, group);  // every rank starts from rank 0's weights
   auto opt = make_optimizer(a.optimizer, model->parameters(), a.lr);
-  data::DataLoader loader(train_set, data::DataLoaderOptions(a.batch_size)
-                                        .shuffle(true)
-                                        .seed(a.seed)
-                                        .num_workers(a.workers)
-                                        .pin_memory(where.is_cuda())
-                                        .device(where));
+  auto options = data::DataLoaderOptions(rank_batch).num_workers(a.workers).pin_memory(where.is_cuda()).device(where);
+  std::shared_ptr<data::DistributedSampler> sampler;
+  if (group) {
+    sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions(ranks.size, ranks.rank).seed(a.seed));
+    options.sampler(sampler);
+  } else {
+    options.shuffle(true).seed(a.seed);
+  }
+  data::DataLoader loader(train_set, options);
+  const int64_t epoch_size = static_cast<int64_t>(loader.size()) * rank_batch * ranks.size;
   double total_time = 0, acc = 0;
   for (int epoch = 1; epoch <= a.epochs; ++epoch) {
+    if (sampler) sampler->set_epoch(static_cast<uint64_t>(epoch));
     const auto t0 = std::chrono::steady_clock::now();
     auto last_print = t0;
     int64_t seen = 0;
     double shown_loss = 0;
     for (const data::Example& batch : loader) {
       opt->zero_grad();
-      const Tensor loss = nn::cross_entropy(model(batch.data), batch.target);
+      const Tensor loss = nn::cross_entropy(ddp ? (*ddp)(batch.data) : model(batch.data), batch.target);
       loss.backward();
       opt->step();
-      seen += batch.data.size(0);
+      seen = std::min(seen + batch.data.size(0) * ranks.size, train_set->size());
       const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - last_print).count() > 0.2 || seen == train_set->size()) {
+      if (ranks.reports() &&
+          (std::chrono::duration<double>(now - last_print).count() > 0.2 || seen == train_set->size())) {
         shown_loss = loss.item<float>();  // .item() brings the scalar back to the host
         progress(epoch, a.epochs, seen, train_set->size(), shown_loss, static_cast<double>(seen) / seconds_since(t0));
         last_print = now;
@@ -96,18 +179,22 @@ void run_train(const TrainArgs& a) {
     }
     const double dt = seconds_since(t0);
     total_time += dt;
+    if (!ranks.reports()) continue;
     acc = accuracy(*model, *test_set, where);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, shown_loss, 100 * acc, dt,
-                static_cast<double>(seen) / dt);
+                static_cast<double>(epoch_size) / dt);
     std::fflush(stdout);
   }
-  std::printf("test accuracy: %.2f%%\ntime per epoch: %.2f s on %s\n", 100 * acc, total_time / std::max(a.epochs, 1),
-              where.str().c_str());
-  if (!a.save.empty()) {
-    save(model->state_dict(), a.save);
-    std::printf("saved the model to %s\n", a.save.c_str());
+  if (ranks.reports()) {
+    std::printf("test accuracy: %.2f%%\ntime per epoch: %.2f s on %s\n", 100 * acc, total_time / std::max(a.epochs, 1),
+                (group ? std::to_string(ranks.size) + " ranks of " + where.str() : where.str()).c_str());
+    if (!a.save.empty()) {
+      save(model->state_dict(), a.save);
+      std::printf("saved the model to %s\n", a.save.c_str());
+    }
   }
+  if (group) group->barrier()->wait();  // the others wait for rank 0's evaluation and save
 }
 
 }  // namespace
@@ -126,6 +213,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")->capture_default_str();
   cmd->add_option("--workers", args->workers, "data loader threads")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--save", args->save, "write the trained weights here (safetensors)");
+  cmd->add_option("--nproc", args->nproc,
+                  "processes training together with DistributedDataParallel (as under `locus run "
+                  "--nproc-per-node N`); --batch-size stays the global batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   cmd->callback([args] { run_train(*args); });
 }
 

@@ -1,8 +1,9 @@
 // Note [Gloo process group]
 // One Gloo context per group, connected as a full mesh through the rendezvous store. The caller
-// checks arguments and numbers each collective; a worker thread runs them in that order (Gloo
+// checks arguments and numbers each collective; they run one at a time in that order (Gloo
 // needs every rank to issue the same collectives in the same order, each with the same tag:
-// the sequence number). Gloo works on host memory: a contiguous CPU tensor is used in place,
+// the sequence number), on a worker thread, or on a thread that waits for one not yet started
+// (FutureWork), so a synchronous collective costs no hand-off between threads. Gloo works on host memory: a contiguous CPU tensor is used in place,
 // any other is copied to a host buffer and back. Avg is a sum divided by the size afterwards.
 // On failure the group records why and refuses later collectives, because a timed-out Gloo
 // context is left in an unknown state; a timeout also asks the store which ranks reached the
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -41,14 +43,23 @@
 namespace locus::distributed {
 namespace {
 
+// Waits for one collective. A thread that waits for a collective nobody has started runs it
+// itself (with any queued before it, in order) instead of waking the group's worker and sleeping
+// until the worker wakes it back: on a busy machine each of those wake-ups can cost a scheduler
+// slice, which made a synchronous 16 KiB all-reduce 3-4x slower than Gloo called directly.
 class FutureWork final : public Work {
  public:
-  explicit FutureWork(std::shared_future<void> done) : done_(std::move(done)) {}
-  void wait() override { done_.get(); }
+  FutureWork(std::shared_future<void> done, std::function<void()> run_mine)
+      : done_(std::move(done)), run_mine_(std::move(run_mine)) {}
+  void wait() override {
+    if (!is_completed()) run_mine_();
+    done_.get();
+  }
   bool is_completed() override { return done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
 
  private:
   std::shared_future<void> done_;
+  std::function<void()> run_mine_;
 };
 
 // A tensor's values as Gloo sees them: host memory of the tensor's dtype, contiguous.
@@ -80,7 +91,7 @@ void with_carrier(DType dtype, F&& f) {
   }
 }
 
-class GlooProcessGroup final : public ProcessGroup {
+class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_from_this<GlooProcessGroup> {
  public:
   GlooProcessGroup(const std::string& store_url, int rank, int size, std::chrono::milliseconds timeout,
                    const std::string& name)
@@ -242,37 +253,63 @@ class GlooProcessGroup final : public ProcessGroup {
 
   std::shared_ptr<Work> enqueue(CollectiveCall call, Job job) {
     auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}});
-    auto work = std::make_shared<FutureWork>(q->done.get_future().share());
+    std::shared_future<void> done = q->done.get_future().share();
+    uint64_t seq;
     {
       std::lock_guard lock(mutex_);
-      q->seq = next_seq_++;
+      seq = q->seq = next_seq_++;
       queue_.push_back(std::move(q));
     }
     wake_.notify_one();
-    return work;
+    return std::make_shared<FutureWork>(done, [group = weak_from_this(), seq] {
+      if (auto g = group.lock()) g->run_through(seq);
+    });
+  }
+
+  // Runs queued collectives, in order, on the calling thread while the first queued one's number
+  // is at most `last` (every one, for the worker); one at a time, whoever runs them.
+  void run_through(uint64_t last) {
+    for (;;) {
+      std::unique_ptr<Queued> q;
+      {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [&] { return !running_; });
+        if (queue_.empty() || queue_.front()->seq > last) return;
+        q = std::move(queue_.front());
+        queue_.pop_front();
+        running_ = true;
+      }
+      execute(*q);
+      {
+        std::lock_guard lock(mutex_);
+        running_ = false;
+      }
+      idle_.notify_all();
+    }
   }
 
   void run_queue() {
     NoGradGuard no_grad;  // the worker only moves values
     for (;;) {
-      std::unique_ptr<Queued> q;
       {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;
-        q = std::move(queue_.front());
-        queue_.pop_front();
       }
-      try {
-        if (!broken_.empty())
-          throw DistributedError("process group unusable: " + broken_ + "; create a new group");
-        const uint32_t tag = static_cast<uint32_t>(q->seq * 2 + 1);
-        if (debug_) check_same_call(q->call, q->seq, tag - 1);
-        run_guarded(*q, tag);
-        q->done.set_value();
-      } catch (...) {
-        q->done.set_exception(std::current_exception());
-      }
+      run_through(UINT64_MAX);
+    }
+  }
+
+  void execute(Queued& q) {
+    NoGradGuard no_grad;
+    try {
+      if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
+      const uint32_t tag = static_cast<uint32_t>(q.seq * 2 + 1);
+      if (debug_) check_same_call(q.call, q.seq, tag - 1);
+      run_guarded(q, tag);
+      q.done.set_value();
+    } catch (...) {
+      q.done.set_exception(std::current_exception());
     }
   }
 
@@ -325,11 +362,13 @@ class GlooProcessGroup final : public ProcessGroup {
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;  ///< the worker: work was queued, or the group is closing
+  std::condition_variable idle_;  ///< no collective is running
+  bool running_ = false;          ///< a thread is running one (the worker or a waiting caller)
   std::deque<std::unique_ptr<Queued>> queue_;
   uint64_t next_seq_ = 0;
   bool stopping_ = false;
-  std::string broken_;  ///< set by the worker only
+  std::string broken_;  ///< set only by the thread running a collective
   std::thread worker_;
 };
 

@@ -18,46 +18,45 @@ namespace {
 template <class T>
 using Wide = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
-template <class T>
-T combine(T x, T y, ReduceOp op) {
+// The op is a template argument so that each loop is a straight line the compiler vectorizes
+// (a switch per element kept the 64 MiB all-reduce 15% behind PyTorch's).
+template <class T, ReduceOp Op>
+T combine(T x, T y) {
   if constexpr (std::is_same_v<T, bool>) {
-    return op == ReduceOp::Sum || op == ReduceOp::Avg || op == ReduceOp::Max ? (x || y) : (x && y);
+    return Op == ReduceOp::Sum || Op == ReduceOp::Avg || Op == ReduceOp::Max ? (x || y) : (x && y);
   } else {
     using W = Wide<T>;
     const W a = static_cast<W>(x), b = static_cast<W>(y);
-    switch (op) {
-      case ReduceOp::Min:
-        if constexpr (std::is_floating_point_v<W>)
-          if (std::isnan(a) || std::isnan(b)) return static_cast<T>(std::isnan(a) ? a : b);  // NaN wins, as torch.minimum
-        return static_cast<T>(std::min(a, b));
-      case ReduceOp::Max:
-        if constexpr (std::is_floating_point_v<W>)
-          if (std::isnan(a) || std::isnan(b)) return static_cast<T>(std::isnan(a) ? a : b);
-        return static_cast<T>(std::max(a, b));
-      case ReduceOp::Product:
-        if constexpr (std::is_integral_v<W>) {
-          return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-        } else {
-          return static_cast<T>(a * b);
-        }
-      default:
-        if constexpr (std::is_integral_v<W>) {
-          return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-        } else {
-          return static_cast<T>(a + b);
-        }
+    if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+      if constexpr (std::is_floating_point_v<W>)
+        if (std::isnan(a) || std::isnan(b)) return static_cast<T>(std::isnan(a) ? a : b);  // NaN wins, as torch.minimum
+      return static_cast<T>(Op == ReduceOp::Min ? std::min(a, b) : std::max(a, b));
+    } else if constexpr (Op == ReduceOp::Product) {
+      if constexpr (std::is_integral_v<W>) return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      else return static_cast<T>(a * b);
+    } else {
+      if constexpr (std::is_integral_v<W>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      else return static_cast<T>(a + b);
     }
   }
 }
 
+template <class T, ReduceOp Op>
+void combine_all(void* c, const void* a, const void* b, size_t n) {
+  T* out = static_cast<T*>(c);  // may be a or b: Gloo reduces in place
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (size_t i = 0; i < n; ++i) out[i] = combine<T, Op>(x[i], y[i]);
+}
+
 template <class T>
 HostReduce loop(ReduceOp op) {
-  return [op](void* c, const void* a, const void* b, size_t n) {
-    T* out = static_cast<T*>(c);
-    const T* x = static_cast<const T*>(a);
-    const T* y = static_cast<const T*>(b);
-    for (size_t i = 0; i < n; ++i) out[i] = combine<T>(x[i], y[i], op);
-  };
+  switch (op) {
+    case ReduceOp::Min: return combine_all<T, ReduceOp::Min>;
+    case ReduceOp::Max: return combine_all<T, ReduceOp::Max>;
+    case ReduceOp::Product: return combine_all<T, ReduceOp::Product>;
+    default: return combine_all<T, ReduceOp::Sum>;  // Avg divides afterwards
+  }
 }
 
 }  // namespace
