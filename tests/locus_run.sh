@@ -83,6 +83,32 @@ multi_node)
   expect_rc 0
   expect_line out "[rank1]: redis://10.0.0.1:6379"
   ;;
+redis_two_nodes)
+  # Two launchers as two nodes of one rank each, meeting in a Redis server this test starts on
+  # loopback (the default store of a multi-node launch: redis://MASTER_ADDR:MASTER_PORT), and a
+  # real all-reduce between their ranks.
+  command -v redis-server > /dev/null || { echo "no redis-server"; exit 77; }
+  port=$(free_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no > redis.log 2>&1 &
+  redis=$!
+  trap 'kill "$redis" 2> /dev/null; rm -rf "$work"' EXIT
+  for _ in $(seq 100); do (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null && break; sleep 0.05; done
+  export LOCUS_LAUNCHED_TEST=1 LOCUS_GLOO_HOSTNAME=127.0.0.1
+  common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --run-id redis-job-1)
+  test_args=("$locus_tests" --gtest_filter=LaunchedByLocusRun.AllReduceOverTheLaunchersStore)
+  rc1=0
+  timeout 30 "$locus" run "${common[@]}" --node-rank 1 "${test_args[@]}" > out1 2>&1 &
+  node1=$!
+  rc=0
+  timeout 30 "$locus" run "${common[@]}" --node-rank 0 "${test_args[@]}" > out 2> err || rc=$?
+  wait "$node1" || rc1=$?
+  if grep -q "SKIPPED.*built without Gloo" out; then exit 77; fi
+  cat out1 >> out
+  expect_rc 0
+  [ "$rc1" = 0 ] || fail "node 1 exited with $rc1"
+  for r in 0 1; do expect_line out "[rank$r]: [  PASSED  ] 1 test."; done
+  expect_text out "[rank1]: Note: Google Test filter"
+  ;;
 fail_fast)
   # Rank 1 fails after 0.5 s; ranks 0 and 2 would sleep a minute.
   launch --nproc-per-node 3 sh -c '

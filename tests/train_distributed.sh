@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `locus train --nproc 2` (two ranks of DDP over Gloo, the global batch split between them) must
+# reach the accuracy of one process with the same global batch, report once (rank 0) and save
+# one checkpoint. Exit 77 (skipped) without Fashion-MNIST or Gloo.
+set -euo pipefail
+locus="$1"
+[ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || { echo "no dataset-fashion-mnist"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+flags=(--device cpu --epochs 2 --batch-size 128 --seed 3 --optimizer sgd --lr 0.05)
+"$locus" train "${flags[@]}" 2>/dev/null > "$work/one"
+rc=0
+"$locus" train "${flags[@]}" --nproc 2 --save "$work/model.safetensors" 2>"$work/err" > "$work/two" || rc=$?
+if [ "$rc" != 0 ] && grep -q "'gloo' is not built" "$work/err"; then exit 77; fi
+[ "$rc" = 0 ] || { cat "$work/two" "$work/err"; exit 1; }
+cat "$work/one" "$work/two"
+accuracy() { sed -n 's/.*test accuracy: \([0-9.]*\)%.*/\1/p' "$1"; }
+one=$(accuracy "$work/one")
+two=$(accuracy "$work/two")
+[ -n "$one" ] && [ -n "$two" ] || { echo "no accuracy line"; exit 1; }
+grep -qxF "[rank0]: distributed: 2 ranks over gloo, 64 examples per rank and step" "$work/two"
+[ "$(grep -c 'test accuracy:' "$work/two")" = 1 ] || { echo "more than one rank reported"; exit 1; }
+grep -q '^\[rank1\]' "$work/two" && { echo "rank 1 printed"; exit 1; }
+[ -s "$work/model.safetensors" ] || { echo "no checkpoint"; exit 1; }
+# Different shuffles, the same statistics: within 1.5 points after two epochs.
+awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; if (d < 0) d = -d; print "one process " a "%, two ranks " b "%"; exit !(d <= 1.5) }'
