@@ -97,6 +97,12 @@ stage_run() {
   if ls "$pack"/data/*.gz >/dev/null 2>&1; then
     locus_env timeout 240 "$pack"/bin/locus train --device cuda --data "$pack"/data > "$logs/train.log" 2>&1
     row "locus train --device cuda" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$logs/train.log" | tr '\n' ' ')"
+    # DDP over NCCL as `locus train` runs it under the launcher: as many ranks as GPUs.
+    local gpus
+    gpus=$(nvidia-smi -L | wc -l)
+    locus_env timeout 240 "$pack"/bin/locus run --nproc-per-node "$gpus" "$pack"/bin/locus train --device cuda --epochs 3 \
+      --data "$pack"/data > "$logs/train_ddp.log" 2>&1
+    row "locus train, $gpus rank(s), nccl" "rc $?, $(grep -h 'over nccl\|test accuracy:' "$logs/train_ddp.log" | sed 's/^\[rank0\]: //' | tr '\n' ' ')"
   else
     row "locus train --device cuda" "skipped: no dataset in the pack"
   fi
