@@ -20,11 +20,14 @@ enum class ReduceOp { Sum, Avg, Min, Max, Product };
 
 /// A collective started asynchronously: its tensors must not be touched until wait() returns.
 /// wait() rethrows the collective's error (DistributedError on a timeout or a mismatch). For an
-/// nccl group, wait() also makes the caller's current stream wait for the collective.
+/// nccl group, as in PyTorch, wait() makes the caller's current stream wait for the collective
+/// and returns without blocking the host (a barrier's wait blocks); a collective that outlives
+/// the timeout aborts the group, and the next call on it raises.
 class Work {
  public:
   virtual ~Work() = default;
-  /// Blocks until the collective is done; rethrows its error.
+  /// Blocks until the collective is done (nccl: orders the current stream after it); rethrows
+  /// its error.
   virtual void wait() = 0;
   /// True once the collective has finished (successfully or not).
   virtual bool is_completed() = 0;

@@ -9,10 +9,12 @@
 // high-priority stream of the group that first waits for the caller's current stream (as
 // PyTorch's ProcessGroupNCCL does). The tensors are recorded on that stream (record_stream), so
 // the caching allocator does not hand their blocks out while NCCL still uses them. Work::wait()
-// makes the caller's current stream wait for the collective and blocks the host until it is
-// done, polling NCCL's asynchronous error: a collective that does not finish within the
-// group's timeout (a rank that never called it) aborts the communicator, and the error names
-// the ranks that did not arrive, found through the store as for Gloo.
+// makes the caller's current stream wait for the collective and returns without blocking the
+// host (a barrier's blocks). A watchdog thread per group looks at the collectives in flight: one
+// that outlives the group's timeout (a rank that never called it) or an error NCCL reports
+// aborts the communicator, which ends its kernels, and the next call on the group raises
+// DistributedError naming the collective and the ranks that did not arrive, found through the
+// store as for Gloo.
 
 #include "src/distributed/nccl/nccl_process_group.h"
 
@@ -20,12 +22,15 @@
 
 #include <nccl.h>  // and through it cudaStream_t
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <gloo/rendezvous/prefix_store.h>
 
@@ -78,85 +83,149 @@ std::string host_name() {
   return buf;
 }
 
-// The communicator and whether it still works, shared by the group and its pending works.
-struct Communicator {
-  ncclComm_t comm = nullptr;
-  int device = 0;
-  std::mutex mutex;
-  std::string broken;  ///< why the communicator was aborted; empty while it works
+// A collective in flight: the event that ends it, and what to say if it never ends.
+struct InFlight {
+  CollectiveCall call;
+  uint64_t seq = 0;
+  std::chrono::steady_clock::time_point deadline;
+  std::mutex mutex;  ///< an Event has one user at a time: the waiter or the watchdog
+  cuda::Event end;
 
-  ~Communicator() {
-    if (!comm) return;
-    // An aborted communicator is already gone; a working one is finalized on its device.
-    if (broken.empty()) {
-      DeviceGuard guard(Device(DeviceType::CUDA, device));
-      ncclCommDestroy(comm);
-    }
-  }
-
-  // Aborts the communicator (unblocking its kernels) and remembers why; the caller throws.
-  void abort(const std::string& why) {
+  bool finished() {
     std::lock_guard lock(mutex);
-    if (!broken.empty()) return;
-    broken = why;
-    ncclCommAbort(comm);
-  }
-
-  void throw_if_broken() {
-    std::lock_guard lock(mutex);
-    if (!broken.empty()) throw DistributedError("process group unusable: " + broken + "; create a new group");
+    return end.query();
   }
 };
 
-class NcclWork final : public Work {
+// The communicator, whether it still works, and its watchdog: a thread that looks at the
+// collectives in flight every few milliseconds and aborts the communicator when one outlives the
+// timeout or NCCL reports an error, so a hang ends even if nobody waits on the host.
+class Communicator {
  public:
-  NcclWork(std::shared_ptr<Communicator> comm, std::shared_ptr<gloo::rendezvous::Store> store,
-           std::shared_ptr<gloo::rendezvous::Store> prefixed, CollectiveCall call, uint64_t seq, int rank, int size,
-           std::chrono::milliseconds timeout, cuda::Event end)
-      : comm_(std::move(comm)), store_(std::move(store)), prefixed_(std::move(prefixed)), call_(call), seq_(seq), rank_(rank), size_(size),
-        timeout_(timeout), end_(std::move(end)) {}
+  Communicator(int device, int rank, int size, std::chrono::milliseconds timeout,
+               std::shared_ptr<gloo::rendezvous::Store> store, std::shared_ptr<gloo::rendezvous::Store> prefixed)
+      : device_(device), rank_(rank), size_(size), timeout_(timeout), store_(std::move(store)), prefixed_(std::move(prefixed)) {}
 
-  void wait() override {
-    std::lock_guard lock(mutex_);
-    cuda::current_stream(comm_->device).wait_event(end_);
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    while (!end_.query()) {
-      comm_->throw_if_broken();
-      ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm_->comm, &async);
-      if (async != ncclSuccess && async != ncclInProgress) fail(std::string("NCCL: ") + ncclGetErrorString(async));
-      if (std::chrono::steady_clock::now() > deadline) fail("NCCL: did not finish; the communicator was aborted");
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  ~Communicator() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    if (!comm_) return;
+    // An aborted communicator is gone already; a working one is destroyed on its device.
+    if (broken_.empty()) {
+      DeviceGuard guard(Device(DeviceType::CUDA, device_));
+      ncclCommDestroy(comm_);
     }
   }
 
-  bool is_completed() override {
+  // Takes over `comm` (initialized) and starts watching.
+  void start(ncclComm_t comm) {
+    comm_ = comm;
+    watchdog_ = std::thread([this] { watch(); });
+  }
+  ncclComm_t get() const noexcept { return comm_; }
+  int device() const noexcept { return device_; }
+  std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+
+  void track(std::shared_ptr<InFlight> work) {
     std::lock_guard lock(mutex_);
-    return end_.query();
+    in_flight_.push_back(std::move(work));
+  }
+
+  // Aborts the communicator (unblocking its kernels) and remembers why.
+  void abort(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) return;
+    broken_ = why;
+    ncclCommAbort(comm_);
+  }
+
+  void throw_if_broken() {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
   }
 
  private:
-  [[noreturn]] void fail(const std::string& engine) {
-    const std::string missing = absent_ranks(*prefixed_, seq_, rank_, size_);
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_ && broken_.empty()) {
+      wake_.wait_for(lock, std::chrono::milliseconds(5));
+      std::vector<std::shared_ptr<InFlight>> looking = in_flight_;
+      lock.unlock();
+      std::string why;
+      std::vector<InFlight*> done;
+      for (const auto& w : looking) {
+        if (w->finished()) {
+          done.push_back(w.get());
+          continue;
+        }
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(comm_, &async);
+        if (async != ncclSuccess && async != ncclInProgress) why = describe_failure(*w, std::string("NCCL: ") + ncclGetErrorString(async));
+        else if (std::chrono::steady_clock::now() > w->deadline) why = describe_failure(*w, "NCCL: it did not finish, so the communicator was aborted");
+        if (!why.empty()) break;
+      }
+      if (!why.empty()) abort(why);
+      lock.lock();
+      std::erase_if(in_flight_, [&](const auto& w) { return std::find(done.begin(), done.end(), w.get()) != done.end(); });
+    }
+  }
+
+  std::string describe_failure(const InFlight& w, const std::string& engine) {
+    const std::string missing = absent_ranks(*prefixed_, w.seq, rank_, size_);
     std::ostringstream os;
-    os << call_.describe() << " #" << seq_ << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
+    os << w.call.describe() << " #" << w.seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
        << " ms; ";
     if (missing.empty()) os << "every rank reached it, so the engine itself failed";
     else os << "ranks that did not arrive: " << missing;
     os << " (" << engine << ")";
-    comm_->abort(os.str());
-    throw DistributedError(os.str());
+    return os.str();
   }
 
-  std::shared_ptr<Communicator> comm_;
+  ncclComm_t comm_ = nullptr;
+  int device_, rank_, size_;
+  std::chrono::milliseconds timeout_;
   std::shared_ptr<gloo::rendezvous::Store> store_;     ///< kept alive for `prefixed_`, which refers to it
   std::shared_ptr<gloo::rendezvous::Store> prefixed_;  ///< the group's keys
-  CollectiveCall call_;
-  uint64_t seq_;
-  int rank_, size_;
-  std::chrono::milliseconds timeout_;
-  std::mutex mutex_;  ///< an Event has one owner at a time
-  cuda::Event end_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::string broken_;  ///< why the communicator was aborted; empty while it works
+  std::vector<std::shared_ptr<InFlight>> in_flight_;
+  std::thread watchdog_;
+};
+
+// wait() orders the caller's current stream after the collective, as PyTorch's NCCL works do,
+// without blocking the host (a DDP step then never waits on the host for its gradients); a
+// barrier's wait also blocks the host until every rank is there.
+class NcclWork final : public Work {
+ public:
+  NcclWork(std::shared_ptr<Communicator> comm, std::shared_ptr<InFlight> work, bool blocks_host)
+      : comm_(std::move(comm)), work_(std::move(work)), blocks_host_(blocks_host) {}
+
+  void wait() override {
+    comm_->throw_if_broken();
+    {
+      std::lock_guard lock(work_->mutex);
+      cuda::current_stream(comm_->device()).wait_event(work_->end);
+    }
+    if (blocks_host_)
+      while (!work_->finished()) {
+        comm_->throw_if_broken();
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    comm_->throw_if_broken();
+  }
+
+  bool is_completed() override { return work_->finished(); }
+
+ private:
+  std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<InFlight> work_;
+  bool blocks_host_;
 };
 
 class NcclProcessGroup final : public ProcessGroup {
@@ -164,7 +233,7 @@ class NcclProcessGroup final : public ProcessGroup {
   NcclProcessGroup(const std::string& store_url, int rank, int size, std::chrono::milliseconds timeout,
                    const std::string& name, int device)
       : rank_(rank), size_(size), timeout_(timeout), debug_(collective_debug_enabled()), name_(name),
-        store_(open_store(store_url)), comm_(std::make_shared<Communicator>()) {
+        store_(open_store(store_url)) {
     if (!cuda::is_available())
       throw BackendUnavailableError("process group '" + name + "': nccl needs a CUDA device: " + cuda::unavailable_reason());
     const int count = cuda::device_count();
@@ -172,9 +241,9 @@ class NcclProcessGroup final : public ProcessGroup {
     if (device_ >= count)
       throw ValueError("process group '" + name + "': cuda:" + std::to_string(device_) + " does not exist (" +
                        std::to_string(count) + " CUDA devices)");
-    comm_->device = device_;
     const char* run = std::getenv("LOCUS_RUN_ID");
     prefix_ = std::make_shared<gloo::rendezvous::PrefixStore>(std::string(run ? run : "") + "/" + name + "/nccl", *store_);
+    comm_ = std::make_shared<Communicator>(device_, rank_, size_, timeout_, store_, prefix_);
     check_distinct_gpus();
     ncclUniqueId id{};
     if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -182,7 +251,9 @@ class NcclProcessGroup final : public ProcessGroup {
     const auto ids = exchange(*prefix_, "id", rank_, size_, rank_ == 0 ? id_bytes : std::string(), timeout_, joining());
     std::memcpy(&id, ids[0].data(), sizeof id);
     DeviceGuard guard(Device(DeviceType::CUDA, device_));
-    check(ncclCommInitRank(&comm_->comm, size_, id, rank_), "ncclCommInitRank");
+    ncclComm_t comm = nullptr;
+    check(ncclCommInitRank(&comm, size_, id, rank_), "ncclCommInitRank");
+    comm_->start(comm);
     stream_.emplace(device_, -1);
   }
 
@@ -196,7 +267,7 @@ class NcclProcessGroup final : public ProcessGroup {
     if (op == ReduceOp::Avg && !tensor.is_floating_point())
       throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
     return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](cudaStream_t s) {
-      return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), comm_->comm, s);
+      return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), comm_->get(), s);
     });
   }
 
@@ -205,7 +276,7 @@ class NcclProcessGroup final : public ProcessGroup {
     check_root(root, "broadcast");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "broadcast");
     return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](cudaStream_t s) {
-      return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, comm_->comm, s);
+      return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, comm_->get(), s);
     });
   }
 
@@ -218,7 +289,7 @@ class NcclProcessGroup final : public ProcessGroup {
     used.push_back(input);
     return launch(CollectiveCall::of("all_gather", input, -1, 0), used, [&](cudaStream_t s) {
       gathered = empty({static_cast<int64_t>(size_) * input.numel()}, input.options());
-      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, comm_->comm, s);
+      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, comm_->get(), s);
       // The copies out run on the group's stream too, after the gather.
       for (int i = 0; i < size_; ++i)
         outputs[static_cast<size_t>(i)].detach().copy_(gathered.narrow(0, i * input.numel(), input.numel()).view(input.shape()));
@@ -238,7 +309,7 @@ class NcclProcessGroup final : public ProcessGroup {
       std::vector<Tensor> flat;
       for (const Tensor& t : inputs) flat.push_back(t.detach().reshape({-1}));
       Tensor all = cat(flat, 0);
-      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), comm_->comm, s);
+      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), comm_->get(), s);
     });
   }
 
@@ -246,7 +317,7 @@ class NcclProcessGroup final : public ProcessGroup {
     // As in PyTorch: a one-element all-reduce, whose wait() then blocks until every rank is there.
     Tensor one = zeros({1}, TensorOptions().device(Device(DeviceType::CUDA, device_)));
     return launch(CollectiveCall::barrier(), {one}, [&](cudaStream_t s) {
-      return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm_->comm, s);
+      return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm_->get(), s);
     });
   }
 
@@ -256,7 +327,7 @@ class NcclProcessGroup final : public ProcessGroup {
   void check(ncclResult_t r, const char* call) const {
     if (r == ncclSuccess) return;
     throw DistributedError("process group '" + name_ + "': " + call + " failed on rank " + std::to_string(rank_) + ": " +
-                           ncclGetErrorString(r) + (comm_->comm ? std::string(" (") + ncclGetLastError(comm_->comm) + ")" : ""));
+                           ncclGetErrorString(r) + (comm_ && comm_->get() ? std::string(" (") + ncclGetLastError(comm_->get()) + ")" : ""));
   }
 
   // Two ranks on one GPU would make ncclCommInitRank fail with a message that names neither.
@@ -310,15 +381,19 @@ class NcclProcessGroup final : public ProcessGroup {
     if (debug_) check_same_call(call, seq);
     NoGradGuard no_grad;
     stream_->wait_stream(cuda::current_stream(device_));
-    cuda::Event end;
+    auto work = std::make_shared<InFlight>();
+    work->call = call;
+    work->seq = seq;
+    work->deadline = std::chrono::steady_clock::now() + timeout_;
     {
       cuda::StreamGuard on_group_stream(*stream_);
       const ncclResult_t r = enqueue(static_cast<cudaStream_t>(stream_->native_handle()));
       if (r != ncclSuccess && r != ncclInProgress) check(r, call.name().c_str());
-      end.record(*stream_);
+      work->end.record(*stream_);
     }
     for (const Tensor& t : tensors) t.record_stream(*stream_);
-    return std::make_shared<NcclWork>(comm_, store_, prefix_, call, seq, rank_, size_, timeout_, std::move(end));
+    comm_->track(work);
+    return std::make_shared<NcclWork>(comm_, std::move(work), call.name() == "barrier");
   }
 
   // LOCUS_DISTRIBUTED_DEBUG=detail: every rank's record of this call, through the store.
