@@ -31,11 +31,11 @@ double seconds(const std::function<void()>& body) {
 }
 
 // kSamples timings of `reps` calls of `body`, each sample starting together on every rank.
-std::vector<double> samples(distributed::ProcessGroup& g, long reps, const std::function<void()>& body) {
+std::vector<double> samples(long reps, const std::function<void()>& body) {
   body();  // warm-up: connections, buffers, caches
   std::vector<double> per_call;
   for (int s = 0; s < kSamples; ++s) {
-    g.barrier()->wait();
+    distributed::barrier();
     per_call.push_back(seconds([&] {
                          for (long i = 0; i < reps; ++i) body();
                        }) /
@@ -48,11 +48,11 @@ std::string size_name(int64_t bytes) {
   return bytes >= (1 << 20) ? std::to_string(bytes >> 20) + "M" : std::to_string(bytes >> 10) + "K";
 }
 
-void all_reduce_rows(bench::Harness& h, distributed::ProcessGroup& g) {
+void all_reduce_rows(bench::Harness& h) {
   for (int64_t bytes : {int64_t{1} << 10, int64_t{16} << 10, int64_t{256} << 10, int64_t{4} << 20, int64_t{64} << 20}) {
     Tensor t = ones({bytes / 4});
     const long reps = std::clamp<long>(static_cast<long>((int64_t{256} << 20) / bytes), 3, 500);
-    std::vector<double> s = samples(g, reps, [&] { g.all_reduce(t)->wait(); });
+    std::vector<double> s = samples(reps, [&] { distributed::all_reduce(t); });  // dist.all_reduce(t)
     for (double& v : s) v = static_cast<double>(bytes) / v / 1e9;
     h.record("dist_all_reduce_" + size_name(bytes), "GB/s", s, "2 ranks, float32 sum, tensor bytes / time");
   }
@@ -69,11 +69,11 @@ void mlp_rows(bench::Harness& h, std::shared_ptr<distributed::ProcessGroup> g) {
     single_opt.step();
   };
   // Every rank times the plain step (no communication), so both stay busy alike.
-  std::vector<double> alone = samples(*g, 100, single_step);
+  std::vector<double> alone = samples(100, single_step);
   auto model = cli::make_mlp();
   nn::DistributedDataParallel ddp(model, g);
   optim::SGD opt(model->parameters(), 0.01);
-  std::vector<double> together = samples(*g, 100, [&] {
+  std::vector<double> together = samples(100, [&] {
     opt.zero_grad();
     nn::cross_entropy(ddp(x), y).backward();
     opt.step();
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   auto& g = distributed::default_group();
   std::shared_ptr<distributed::ProcessGroup> group = distributed::new_group("gloo", distributed::GroupOptions().name("ddp"));
   bench::Harness h;
-  if (opts.wants("all_reduce")) all_reduce_rows(h, g);
+  if (opts.wants("all_reduce")) all_reduce_rows(h);
   if (opts.wants("ddp")) mlp_rows(h, group);
   if (g.rank() == 0 && !opts.json.empty())
     h.write_json(opts.json, "locus", "{\"ranks\": " + std::to_string(g.size()) + ", \"backend\": \"gloo\"}");

@@ -8,6 +8,7 @@
 
 #include "locus/distributed.h"
 #include "locus/errors.h"
+#include "src/distributed/caller_waits.h"
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
 #endif
@@ -39,13 +40,26 @@ class DoneWork final : public Work {
   bool is_completed() override { return true; }
 };
 
-std::shared_ptr<Work> finish(std::shared_ptr<Work> work, bool async_op) {
-  if (async_op) return work;
+// Issues the collective `call` makes; a synchronous one is waited for (and run) here.
+template <class Call>
+std::shared_ptr<Work> issue(bool async_op, Call&& call) {
+  if (async_op) return call();
+  std::shared_ptr<Work> work;
+  {
+    CallerWaits hint;
+    work = call();
+  }
   work->wait();
   return std::make_shared<DoneWork>();
 }
 
+thread_local bool t_caller_waits = false;
+
 }  // namespace
+
+bool caller_waits() noexcept { return t_caller_waits; }
+CallerWaits::CallerWaits() noexcept : previous_(t_caller_waits) { t_caller_waits = true; }
+CallerWaits::~CallerWaits() { t_caller_waits = previous_; }
 
 bool is_available(const std::string& backend) {
 #if LOCUS_WITH_GLOO
@@ -111,17 +125,19 @@ int get_rank() { return default_group().rank(); }
 int get_world_size() { return default_group().size(); }
 
 std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
-  return finish(default_group().all_reduce(tensor, op), async_op);
+  return issue(async_op, [&] { return default_group().all_reduce(tensor, op); });
 }
 std::shared_ptr<Work> broadcast(Tensor& tensor, int root, bool async_op) {
-  return finish(default_group().broadcast(tensor, root), async_op);
+  return issue(async_op, [&] { return default_group().broadcast(tensor, root); });
 }
 std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input, bool async_op) {
-  return finish(default_group().all_gather(outputs, input), async_op);
+  return issue(async_op, [&] { return default_group().all_gather(outputs, input); });
 }
 std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, bool async_op) {
-  return finish(default_group().reduce_scatter(output, inputs, op), async_op);
+  return issue(async_op, [&] { return default_group().reduce_scatter(output, inputs, op); });
 }
-std::shared_ptr<Work> barrier(bool async_op) { return finish(default_group().barrier(), async_op); }
+std::shared_ptr<Work> barrier(bool async_op) {
+  return issue(async_op, [&] { return default_group().barrier(); });
+}
 
 }  // namespace locus::distributed

@@ -35,6 +35,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/distributed/caller_waits.h"
 #include "src/distributed/gloo/absent_ranks.h"
 #include "src/distributed/gloo/collective_check.h"
 #include "src/distributed/gloo/host_reduce.h"
@@ -214,6 +215,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     uint64_t seq;
     Job job;
     std::promise<void> done;
+    std::chrono::steady_clock::time_point queued_at = std::chrono::steady_clock::now();
   };
 
   void check_defined(const Tensor& t, const char* op) const {
@@ -252,7 +254,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   }
 
   std::shared_ptr<Work> enqueue(CollectiveCall call, Job job) {
-    auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}});
+    auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}, std::chrono::steady_clock::now()});
     std::shared_future<void> done = q->done.get_future().share();
     uint64_t seq;
     {
@@ -260,7 +262,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
       seq = q->seq = next_seq_++;
       queue_.push_back(std::move(q));
     }
-    wake_.notify_one();
+    if (!caller_waits()) wake_.notify_one();
     return std::make_shared<FutureWork>(done, [group = weak_from_this(), seq] {
       if (auto g = group.lock()) g->run_through(seq);
     });
@@ -288,6 +290,10 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     }
   }
 
+  // The worker leaves a new collective alone for kCallerFirst, so a caller that waits for it at
+  // once runs it itself; an asynchronous one (DDP's buckets) starts that much later.
+  static constexpr auto kCallerFirst = std::chrono::microseconds(200);
+
   void run_queue() {
     NoGradGuard no_grad;  // the worker only moves values
     for (;;) {
@@ -295,6 +301,12 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;
+        const auto age = std::chrono::steady_clock::now() - queue_.front()->queued_at;
+        if (!stopping_ && age < kCallerFirst) {
+          lock.unlock();
+          std::this_thread::sleep_for(kCallerFirst - age);
+          continue;
+        }
       }
       run_through(UINT64_MAX);
     }
