@@ -45,15 +45,18 @@ struct GroupOptions {
   /// How long a collective waits for the other ranks before raising DistributedError
   /// (PyTorch's default for Gloo: 30 minutes).
   LOCUS_ARG(std::chrono::milliseconds, timeout) = std::chrono::minutes(30);
-  /// Names the group's keys in the store, so groups sharing a store do not meet by mistake.
+  /// Names the group's keys in the store, so groups sharing a store do not meet by mistake. Use
+  /// a name once per store and run (LOCUS_RUN_ID): a group made again under the same name would
+  /// read the keys its predecessor left.
   LOCUS_ARG(std::string, name) = "default";
   /// nccl only: the CUDA device index this rank's collectives run on; -1: the current device
   /// when the group is made (call cuda::set_device(local rank) first, as with PyTorch).
   LOCUS_ARG(int, device) = -1;
 };
 
-/// A set of processes that run collectives together. Collectives run in the order they are
-/// called, on one thread per group, and every rank must call the same ones in the same order
+/// A set of processes that run collectives together. Collectives run one at a time in the order
+/// they are called (gloo: on the group's worker thread, or on a thread waiting for one not yet
+/// started; nccl: on the group's stream), and every rank must call the same ones in the same order
 /// (LOCUS_DISTRIBUTED_DEBUG=detail checks that, naming the ranks that differ). Tensors may be
 /// on any device for gloo, which works on host memory, so device tensors travel through the
 /// host; an nccl group takes contiguous tensors on its own CUDA device, and runs the collective

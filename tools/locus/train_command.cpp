@@ -52,17 +52,25 @@ Ranks ranks_from_launcher() {
   return r;
 }
 
-// The rank's device: with several ranks on one machine, cuda means cuda:LOCAL_RANK.
+// The rank's device: a distributed run on CUDA puts rank r of a node on cuda:LOCAL_RANK, whatever
+// --device says ("auto", "cuda" and "cuda:0" alike), since two ranks on one GPU cannot share an
+// NCCL group; an explicit other index is honoured only for a node of one rank.
 Device rank_device(const TrainArgs& a, const Ranks& r) {
   const Device chosen = a.device == "auto" ? best_device() : Device(a.device);
-  if (r.distributed && chosen.is_cuda() && !chosen.has_index()) {
-    const int count = cuda::device_count();
-    if (r.local_rank >= count)
-      throw ValueError("rank " + std::to_string(r.rank) + " has LOCAL_RANK " + std::to_string(r.local_rank) + " but this machine has " +
-                       std::to_string(count) + " CUDA devices: start at most that many ranks per node");
-    return Device(DeviceType::CUDA, r.local_rank);
-  }
-  return empty({0}, chosen).device();  // the concrete device: cuda -> cuda:0
+  if (!r.distributed || !chosen.is_cuda()) return empty({0}, chosen).device();  // the concrete device: cuda -> cuda:0
+  const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
+  if (chosen.has_index() && a.device != "auto" && (!local_world || std::atoi(local_world) <= 1)) return chosen;
+  const int count = cuda::device_count();
+  if (r.local_rank >= count)
+    throw ValueError("rank " + std::to_string(r.rank) + " has LOCAL_RANK " + std::to_string(r.local_rank) + " but this machine has " +
+                     std::to_string(count) + " CUDA devices: start at most that many ranks per node");
+  return Device(DeviceType::CUDA, r.local_rank);
+}
+
+void check_global_batch(int64_t batch, int ranks) {
+  if (batch % ranks != 0)
+    throw ValueError("--batch-size " + std::to_string(batch) + " (the global batch) does not split evenly over " +
+                     std::to_string(ranks) + " ranks");
 }
 
 std::string exact(double v) {
@@ -116,14 +124,13 @@ void progress(int epoch, int epochs, int64_t seen, int64_t total, double loss, d
 void run_train(const TrainArgs& a) {
   if (a.nproc > 1) {
     if (std::getenv("LOCUS_STORE")) throw ValueError("--nproc inside `locus run`: give the number of processes to one of them");
+    check_global_batch(a.batch_size, a.nproc);  // once, before any rank starts
     relaunch(a);
     return;
   }
   const Ranks ranks = ranks_from_launcher();
   const Device where = rank_device(a, ranks);
-  if (a.batch_size % ranks.size != 0)
-    throw ValueError("--batch-size " + std::to_string(a.batch_size) + " (the global batch) does not split evenly over " +
-                     std::to_string(ranks.size) + " ranks");
+  check_global_batch(a.batch_size, ranks.size);
   const int64_t rank_batch = a.batch_size / ranks.size;
   std::shared_ptr<distributed::ProcessGroup> group;
   if (ranks.distributed) {
@@ -155,7 +162,6 @@ void run_train(const TrainArgs& a) {
     options.shuffle(true).seed(a.seed);
   }
   data::DataLoader loader(train_set, options);
-  const int64_t epoch_size = static_cast<int64_t>(loader.size()) * rank_batch * ranks.size;
   double total_time = 0, acc = 0;
   for (int epoch = 1; epoch <= a.epochs; ++epoch) {
     if (sampler) sampler->set_epoch(static_cast<uint64_t>(epoch));
@@ -183,7 +189,7 @@ void run_train(const TrainArgs& a) {
     acc = accuracy(*model, *test_set, where);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, shown_loss, 100 * acc, dt,
-                static_cast<double>(epoch_size) / dt);
+                static_cast<double>(train_set->size()) / dt);
     std::fflush(stdout);
   }
   if (ranks.reports()) {

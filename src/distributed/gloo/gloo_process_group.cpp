@@ -3,11 +3,11 @@
 // checks arguments and numbers each collective; they run one at a time in that order (Gloo
 // needs every rank to issue the same collectives in the same order, each with the same tag:
 // the sequence number), on a worker thread, or on a thread that waits for one not yet started
-// (FutureWork), so a synchronous collective costs no hand-off between threads. Gloo works on host memory: a contiguous CPU tensor is used in place,
-// any other is copied to a host buffer and back. Avg is a sum divided by the size afterwards.
-// On failure the group records why and refuses later collectives, because a timed-out Gloo
-// context is left in an unknown state; a timeout also asks the store which ranks reached the
-// same collective, so the error names the ones that did not.
+// (FutureWork), so a synchronous collective costs no hand-off between threads. Gloo works on host
+// memory: a contiguous CPU tensor is used in place, any other is copied to a host buffer and back.
+// Avg is a sum divided by the size afterwards. On failure the group records why and refuses later
+// collectives, because a timed-out Gloo context is left in an unknown state; a timeout also asks
+// the store which ranks reached the same collective, so the error names the ones that did not.
 
 #include "src/distributed/gloo/gloo_process_group.h"
 
@@ -256,30 +256,36 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::shared_ptr<Work> enqueue(CollectiveCall call, Job job) {
     auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}, std::chrono::steady_clock::now()});
     std::shared_future<void> done = q->done.get_future().share();
-    uint64_t seq;
+    std::shared_ptr<Work> work;
     {
       std::lock_guard lock(mutex_);
-      seq = q->seq = next_seq_++;
+      const uint64_t seq = q->seq = next_seq_;
+      // Made before the job is queued: nothing can fail between queueing and returning it.
+      work = std::make_shared<FutureWork>(done, [group = weak_from_this(), seq] {
+        if (auto g = group.lock()) g->run_through(seq);
+      });
       queue_.push_back(std::move(q));
+      ++next_seq_;
     }
     if (!caller_waits()) wake_.notify_one();
-    return std::make_shared<FutureWork>(done, [group = weak_from_this(), seq] {
-      if (auto g = group.lock()) g->run_through(seq);
-    });
+    return work;
   }
 
   // Runs queued collectives, in order, on the calling thread while the first queued one's number
-  // is at most `last` (every one, for the worker); one at a time, whoever runs them.
+  // is at most `last` (every one, for the worker); one at a time, whoever runs them. Never called
+  // from inside a job (it would wait for itself).
   void run_through(uint64_t last) {
     for (;;) {
       std::unique_ptr<Queued> q;
       {
         std::unique_lock lock(mutex_);
-        idle_.wait(lock, [&] { return !running_; });
+        // A later collective running means `last` is done: they run in order.
+        idle_.wait(lock, [&] { return !running_ || running_seq_ > last; });
         if (queue_.empty() || queue_.front()->seq > last) return;
         q = std::move(queue_.front());
         queue_.pop_front();
         running_ = true;
+        running_seq_ = q->seq;
       }
       execute(*q);
       {
@@ -377,6 +383,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::condition_variable wake_;  ///< the worker: work was queued, or the group is closing
   std::condition_variable idle_;  ///< no collective is running
   bool running_ = false;          ///< a thread is running one (the worker or a waiting caller)
+  uint64_t running_seq_ = 0;      ///< the number of the one running, or of the last that ran
   std::deque<std::unique_ptr<Queued>> queue_;
   uint64_t next_seq_ = 0;
   bool stopping_ = false;

@@ -22,15 +22,10 @@
 
 #include <nccl.h>  // and through it cudaStream_t
 
-#include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
-#include <vector>
 
 #include <gloo/rendezvous/prefix_store.h>
 
@@ -42,10 +37,10 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "locus/stream.h"
-#include "src/distributed/gloo/absent_ranks.h"
 #include "src/distributed/gloo/collective_check.h"
 #include "src/distributed/gloo/store_exchange.h"
 #include "src/distributed/gloo/store_url.h"
+#include "src/distributed/nccl/nccl_communicator.h"
 
 namespace locus::distributed {
 namespace {
@@ -82,151 +77,6 @@ std::string host_name() {
   gethostname(buf, sizeof buf - 1);
   return buf;
 }
-
-// A collective in flight: the event that ends it, and what to say if it never ends.
-struct InFlight {
-  CollectiveCall call;
-  uint64_t seq = 0;
-  std::chrono::steady_clock::time_point deadline;
-  std::mutex mutex;  ///< an Event has one user at a time: the waiter or the watchdog
-  cuda::Event end;
-
-  bool finished() {
-    std::lock_guard lock(mutex);
-    return end.query();
-  }
-};
-
-// The communicator, whether it still works, and its watchdog: a thread that looks at the
-// collectives in flight every few milliseconds and aborts the communicator when one outlives the
-// timeout or NCCL reports an error, so a hang ends even if nobody waits on the host.
-class Communicator {
- public:
-  Communicator(int device, int rank, int size, std::chrono::milliseconds timeout,
-               std::shared_ptr<gloo::rendezvous::Store> store, std::shared_ptr<gloo::rendezvous::Store> prefixed)
-      : device_(device), rank_(rank), size_(size), timeout_(timeout), store_(std::move(store)), prefixed_(std::move(prefixed)) {}
-
-  ~Communicator() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (watchdog_.joinable()) watchdog_.join();
-    if (!comm_) return;
-    // An aborted communicator is gone already; a working one is destroyed on its device.
-    if (broken_.empty()) {
-      DeviceGuard guard(Device(DeviceType::CUDA, device_));
-      ncclCommDestroy(comm_);
-    }
-  }
-
-  // Takes over `comm` (initialized) and starts watching.
-  void start(ncclComm_t comm) {
-    comm_ = comm;
-    watchdog_ = std::thread([this] { watch(); });
-  }
-  ncclComm_t get() const noexcept { return comm_; }
-  int device() const noexcept { return device_; }
-  std::chrono::milliseconds timeout() const noexcept { return timeout_; }
-
-  void track(std::shared_ptr<InFlight> work) {
-    std::lock_guard lock(mutex_);
-    in_flight_.push_back(std::move(work));
-  }
-
-  // Aborts the communicator (unblocking its kernels) and remembers why.
-  void abort(const std::string& why) {
-    std::lock_guard lock(mutex_);
-    if (!broken_.empty()) return;
-    broken_ = why;
-    ncclCommAbort(comm_);
-  }
-
-  void throw_if_broken() {
-    std::lock_guard lock(mutex_);
-    if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
-  }
-
- private:
-  void watch() {
-    std::unique_lock lock(mutex_);
-    while (!stopping_ && broken_.empty()) {
-      wake_.wait_for(lock, std::chrono::milliseconds(5));
-      std::vector<std::shared_ptr<InFlight>> looking = in_flight_;
-      lock.unlock();
-      std::string why;
-      std::vector<InFlight*> done;
-      for (const auto& w : looking) {
-        if (w->finished()) {
-          done.push_back(w.get());
-          continue;
-        }
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(comm_, &async);
-        if (async != ncclSuccess && async != ncclInProgress) why = describe_failure(*w, std::string("NCCL: ") + ncclGetErrorString(async));
-        else if (std::chrono::steady_clock::now() > w->deadline) why = describe_failure(*w, "NCCL: it did not finish, so the communicator was aborted");
-        if (!why.empty()) break;
-      }
-      if (!why.empty()) abort(why);
-      lock.lock();
-      std::erase_if(in_flight_, [&](const auto& w) { return std::find(done.begin(), done.end(), w.get()) != done.end(); });
-    }
-  }
-
-  std::string describe_failure(const InFlight& w, const std::string& engine) {
-    const std::string missing = absent_ranks(*prefixed_, w.seq, rank_, size_);
-    std::ostringstream os;
-    os << w.call.describe() << " #" << w.seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
-       << " ms; ";
-    if (missing.empty()) os << "every rank reached it, so the engine itself failed";
-    else os << "ranks that did not arrive: " << missing;
-    os << " (" << engine << ")";
-    return os.str();
-  }
-
-  ncclComm_t comm_ = nullptr;
-  int device_, rank_, size_;
-  std::chrono::milliseconds timeout_;
-  std::shared_ptr<gloo::rendezvous::Store> store_;     ///< kept alive for `prefixed_`, which refers to it
-  std::shared_ptr<gloo::rendezvous::Store> prefixed_;  ///< the group's keys
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::string broken_;  ///< why the communicator was aborted; empty while it works
-  std::vector<std::shared_ptr<InFlight>> in_flight_;
-  std::thread watchdog_;
-};
-
-// wait() orders the caller's current stream after the collective, as PyTorch's NCCL works do,
-// without blocking the host (a DDP step then never waits on the host for its gradients); a
-// barrier's wait also blocks the host until every rank is there.
-class NcclWork final : public Work {
- public:
-  NcclWork(std::shared_ptr<Communicator> comm, std::shared_ptr<InFlight> work, bool blocks_host)
-      : comm_(std::move(comm)), work_(std::move(work)), blocks_host_(blocks_host) {}
-
-  void wait() override {
-    comm_->throw_if_broken();
-    {
-      std::lock_guard lock(work_->mutex);
-      cuda::current_stream(comm_->device()).wait_event(work_->end);
-    }
-    if (blocks_host_)
-      while (!work_->finished()) {
-        comm_->throw_if_broken();
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    comm_->throw_if_broken();
-  }
-
-  bool is_completed() override { return work_->finished(); }
-
- private:
-  std::shared_ptr<Communicator> comm_;
-  std::shared_ptr<InFlight> work_;
-  bool blocks_host_;
-};
 
 class NcclProcessGroup final : public ProcessGroup {
  public:
@@ -266,8 +116,8 @@ class NcclProcessGroup final : public ProcessGroup {
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
     if (op == ReduceOp::Avg && !tensor.is_floating_point())
       throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
-    return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](cudaStream_t s) {
-      return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), comm_->get(), s);
+    return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), c, s);
     });
   }
 
@@ -275,8 +125,8 @@ class NcclProcessGroup final : public ProcessGroup {
     check_tensor(tensor, "broadcast");
     check_root(root, "broadcast");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "broadcast");
-    return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](cudaStream_t s) {
-      return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, comm_->get(), s);
+    return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, c, s);
     });
   }
 
@@ -287,9 +137,9 @@ class NcclProcessGroup final : public ProcessGroup {
     Tensor gathered;
     std::vector<Tensor> used = outputs;
     used.push_back(input);
-    return launch(CollectiveCall::of("all_gather", input, -1, 0), used, [&](cudaStream_t s) {
+    return launch(CollectiveCall::of("all_gather", input, -1, 0), used, [&](ncclComm_t c, cudaStream_t s) {
       gathered = empty({static_cast<int64_t>(size_) * input.numel()}, input.options());
-      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, comm_->get(), s);
+      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, c, s);
       // The copies out run on the group's stream too, after the gather.
       for (int i = 0; i < size_; ++i)
         outputs[static_cast<size_t>(i)].detach().copy_(gathered.narrow(0, i * input.numel(), input.numel()).view(input.shape()));
@@ -305,29 +155,31 @@ class NcclProcessGroup final : public ProcessGroup {
       throw DTypeError("reduce_scatter: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(output.dtype())));
     std::vector<Tensor> used = inputs;
     used.push_back(output);
-    return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](cudaStream_t s) {
+    return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](ncclComm_t c, cudaStream_t s) {
       std::vector<Tensor> flat;
       for (const Tensor& t : inputs) flat.push_back(t.detach().reshape({-1}));
       Tensor all = cat(flat, 0);
-      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), comm_->get(), s);
+      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), c, s);
     });
   }
 
   std::shared_ptr<Work> barrier() override {
     // As in PyTorch: a one-element all-reduce, whose wait() then blocks until every rank is there.
     Tensor one = zeros({1}, TensorOptions().device(Device(DeviceType::CUDA, device_)));
-    return launch(CollectiveCall::barrier(), {one}, [&](cudaStream_t s) {
-      return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm_->get(), s);
+    return launch(CollectiveCall::barrier(), {one}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, c, s);
     });
   }
 
  private:
   std::string joining() const { return "joining nccl process group '" + name_ + "'"; }
 
+  std::string failure(ncclResult_t r, const char* call, ncclComm_t comm) const {
+    return "process group '" + name_ + "': " + call + " failed on rank " + std::to_string(rank_) + ": " +
+           ncclGetErrorString(r) + (comm ? std::string(" (") + ncclGetLastError(comm) + ")" : "");
+  }
   void check(ncclResult_t r, const char* call) const {
-    if (r == ncclSuccess) return;
-    throw DistributedError("process group '" + name_ + "': " + call + " failed on rank " + std::to_string(rank_) + ": " +
-                           ncclGetErrorString(r) + (comm_ && comm_->get() ? std::string(" (") + ncclGetLastError(comm_->get()) + ")" : ""));
+    if (r != ncclSuccess) throw DistributedError(failure(r, call, nullptr));
   }
 
   // Two ranks on one GPU would make ncclCommInitRank fail with a message that names neither.
@@ -380,6 +232,8 @@ class NcclProcessGroup final : public ProcessGroup {
     const uint64_t seq = next_seq_++;
     if (debug_) check_same_call(call, seq);
     NoGradGuard no_grad;
+    // Held through the enqueue, so the watchdog cannot abort the communicator under NCCL's feet.
+    auto [comm, usable] = comm_->use();
     stream_->wait_stream(cuda::current_stream(device_));
     auto work = std::make_shared<InFlight>();
     work->call = call;
@@ -387,10 +241,16 @@ class NcclProcessGroup final : public ProcessGroup {
     work->deadline = std::chrono::steady_clock::now() + timeout_;
     {
       cuda::StreamGuard on_group_stream(*stream_);
-      const ncclResult_t r = enqueue(static_cast<cudaStream_t>(stream_->native_handle()));
-      if (r != ncclSuccess && r != ncclInProgress) check(r, call.name().c_str());
+      const ncclResult_t r = enqueue(comm, static_cast<cudaStream_t>(stream_->native_handle()));
+      if (r != ncclSuccess && r != ncclInProgress) {
+        // The other ranks would wait for this rank's part until their timeout: end it here.
+        const std::string why = failure(r, call.name().c_str(), comm);
+        comm_->abort(why, usable);
+        throw DistributedError(why);
+      }
       work->end.record(*stream_);
     }
+    usable.unlock();
     for (const Tensor& t : tensors) t.record_stream(*stream_);
     comm_->track(work);
     return std::make_shared<NcclWork>(comm_, std::move(work), call.name() == "barrier");
