@@ -25,7 +25,7 @@ void example() {
   using namespace locus;
   namespace dist = locus::distributed;
   const bool launched = std::getenv("LOCUS_STORE") != nullptr;
-  const int local_rank = launched ? std::atoi(std::getenv("LOCAL_RANK")) : 0;
+  const int local_rank = dist::get_local_rank();  // int(os.environ["LOCAL_RANK"])
 
   // One device per rank: cuda:LOCAL_RANK on a GPU machine, else cpu (or sim:LOCAL_RANK).
   Device device = best_device();

@@ -101,6 +101,10 @@ ProcessGroup& default_group();
 /// The default group's rank and size.
 int get_rank();
 int get_world_size();
+/// This process's rank among those of its machine (LOCAL_RANK, which `locus run` sets; 0 when
+/// unset): the index of its GPU, as `cuda::set_device(distributed::get_local_rank())`.
+/// ValueError for a LOCAL_RANK that is not a non-negative integer.
+int get_local_rank();
 
 /// The collectives on the default group. Synchronous unless `async_op`, as in PyTorch; the
 /// returned Work is already complete for a synchronous call.

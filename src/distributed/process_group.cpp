@@ -123,6 +123,10 @@ ProcessGroup& default_group() {
 
 int get_rank() { return default_group().rank(); }
 int get_world_size() { return default_group().size(); }
+int get_local_rank() {
+  const char* v = std::getenv("LOCAL_RANK");
+  return v && *v ? from_env(-1, "LOCAL_RANK") : 0;
+}
 
 std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   return issue(async_op, [&] { return default_group().all_reduce(tensor, op); });

@@ -25,6 +25,7 @@ TEST(LaunchedByLocusRun, AllReduceOverTheLaunchersStore) {
   const int size = distributed::get_world_size();
   EXPECT_EQ(rank, std::atoi(std::getenv("RANK")));
   EXPECT_EQ(size, std::atoi(std::getenv("WORLD_SIZE")));
+  EXPECT_EQ(distributed::get_local_rank(), std::atoi(std::getenv("LOCAL_RANK")));
   Tensor t = full({2}, rank + 1.0);
   distributed::all_reduce(t);
   const double sum = size * (size + 1) / 2.0;
