@@ -9,6 +9,10 @@
 
 #include "locus/locus.h"
 
+/// Skips the test, with the driver's reason, where there is no CUDA GPU.
+#define REQUIRE_CUDA()                                                                        \
+  if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU: " << cuda::unavailable_reason()
+
 namespace locus::testing {
 
 /// The devices a value test runs on: cpu and sim:0 (cuda joins in scripts/gpu-check.sh).

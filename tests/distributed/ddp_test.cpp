@@ -73,7 +73,7 @@ TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
 
 TEST(DistributedDataParallel, GlooCarriesCudaGradients) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
-  if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU: " << cuda::unavailable_reason();
+  REQUIRE_CUDA();
   const Device gpu("cuda:0");
   const Data d = make_data();
   auto single = make_model(1);

@@ -15,7 +15,7 @@ using testing::values;
 
 #define SKIP_WITHOUT_NCCL_GPU(n)                                                                   \
   if (!distributed::is_available("nccl")) GTEST_SKIP() << "built without NCCL";                    \
-  if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU: " << cuda::unavailable_reason(); \
+  REQUIRE_CUDA();                                                                                  \
   if (cuda::device_count() < (n)) GTEST_SKIP() << "needs " << (n) << " GPUs"
 
 std::shared_ptr<ProcessGroup> one_rank_group(const std::string& name = "test") {

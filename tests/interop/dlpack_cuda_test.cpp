@@ -14,9 +14,6 @@ using testing::dlpack_dtypes;
 using testing::MemoryBaseline;
 using testing::values;
 
-#define REQUIRE_CUDA()                                                                        \
-  if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU: " << cuda::unavailable_reason()
-
 const Device kCuda("cuda:0");
 
 TEST(DLPackCuda, EveryDTypeRoundTripsWithoutACopy) {

@@ -48,7 +48,7 @@ Ranks ranks_from_launcher() {
   r.distributed = true;
   r.rank = std::atoi(std::getenv("RANK") ? std::getenv("RANK") : "0");
   r.size = std::atoi(std::getenv("WORLD_SIZE"));
-  r.local_rank = std::atoi(std::getenv("LOCAL_RANK") ? std::getenv("LOCAL_RANK") : "0");
+  r.local_rank = distributed::get_local_rank();
   return r;
 }
 

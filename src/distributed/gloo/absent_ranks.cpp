@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <sstream>
 
 namespace locus::distributed {
 
@@ -24,6 +25,17 @@ std::string absent_ranks(gloo::rendezvous::Store& store, uint64_t seq, int rank,
     return "unknown (the store is unreachable too)";
   }
   return missing;
+}
+
+std::string describe_failed_collective(gloo::rendezvous::Store& store, const CollectiveCall& call, uint64_t seq, int rank,
+                                       int size, std::chrono::milliseconds timeout, const std::string& engine) {
+  const std::string missing = absent_ranks(store, seq, rank, size);
+  std::ostringstream os;
+  os << call.describe() << " #" << seq << " failed on rank " << rank << " after waiting up to " << timeout.count() << " ms; ";
+  if (missing.empty()) os << "every rank reached it, so the engine itself failed";
+  else os << "ranks that did not arrive: " << missing;
+  os << " (" << engine << ")";
+  return os.str();
 }
 
 }  // namespace locus::distributed

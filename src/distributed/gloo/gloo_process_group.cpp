@@ -20,7 +20,6 @@
 #include <functional>
 #include <future>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include <gloo/allgather.h>
@@ -36,6 +35,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/distributed/caller_waits.h"
+#include "src/distributed/collective_arguments.h"
 #include "src/distributed/gloo/absent_ranks.h"
 #include "src/distributed/gloo/collective_check.h"
 #include "src/distributed/gloo/host_reduce.h"
@@ -135,8 +135,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
   std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
     check_defined(tensor, "all_reduce");
-    if (op == ReduceOp::Avg && !tensor.is_floating_point())
-      throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
+    check_reduce_op(op, tensor, "all_reduce");
     return enqueue(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), [this, t = tensor, op](uint32_t tag) {
       HostBuffer b = HostBuffer::of(t);
       reduce_in_place(b.host, op, tag);
@@ -146,7 +145,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
   std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
     check_defined(tensor, "broadcast");
-    check_root(root, "broadcast");
+    check_root(root, size_, "broadcast");
     return enqueue(CollectiveCall::of("broadcast", tensor, root, 0), [this, t = tensor, root](uint32_t tag) {
       HostBuffer b = HostBuffer::of(t);
       with_carrier(t.dtype(), [&](auto carrier) {
@@ -164,7 +163,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
   std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
     check_defined(input, "all_gather");
-    check_parts(outputs, input, "all_gather", "outputs");
+    check_parts(outputs, input, size_, "all_gather", "outputs");
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input](uint32_t tag) {
       HostBuffer b = HostBuffer::of(in);
       Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
@@ -184,9 +183,8 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
     check_defined(output, "reduce_scatter");
-    check_parts(inputs, output, "reduce_scatter", "inputs");
-    if (op == ReduceOp::Avg && !output.is_floating_point())
-      throw DTypeError("reduce_scatter: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(output.dtype())));
+    check_parts(inputs, output, size_, "reduce_scatter", "inputs");
+    check_reduce_op(op, output, "reduce_scatter");
     return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
                    [this, out = output, ins = inputs, op](uint32_t tag) {
                      // Gloo has no reduce-scatter of this form: all-reduce the concatenation
@@ -217,26 +215,6 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     std::promise<void> done;
     std::chrono::steady_clock::time_point queued_at = std::chrono::steady_clock::now();
   };
-
-  void check_defined(const Tensor& t, const char* op) const {
-    if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
-  }
-  void check_root(int root, const char* op) const {
-    if (root < 0 || root >= size_)
-      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is not a rank of a group of " + std::to_string(size_));
-  }
-  void check_parts(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
-    if (static_cast<int>(parts.size()) != size_)
-      throw ValueError(std::string(op) + ": " + what + " has " + std::to_string(parts.size()) + " tensors for a group of " +
-                       std::to_string(size_));
-    for (size_t r = 0; r < parts.size(); ++r)
-      if (!parts[r].defined() || !(parts[r].shape() == like.shape()) || parts[r].dtype() != like.dtype()) {
-        std::ostringstream os;
-        os << op << ": " << what << "[" << r << "] must be " << dtype_name(like.dtype()) << " " << like.shape();
-        if (parts[r].defined()) os << ", got " << dtype_name(parts[r].dtype()) << " " << parts[r].shape();
-        throw ShapeError(os.str());
-      }
-  }
 
   void reduce_in_place(Tensor& host, ReduceOp op, uint32_t tag) {
     with_carrier(host.dtype(), [&](auto carrier) {
@@ -361,16 +339,10 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
   // An engine failure: find who did not arrive, remember the group is broken, raise.
   [[noreturn]] void fail(const CollectiveCall& call, uint64_t seq, const std::exception& e) {
-    const std::string missing = absent_ranks(*prefix_, seq, rank_, size_);
-    std::ostringstream os;
-    os << call.describe() << " #" << seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
-       << " ms; ";
-    if (missing.empty()) os << "every rank reached it, so the engine itself failed";
-    else os << "ranks that did not arrive: " << missing;
-    os << " (Gloo: " << e.what() << ")";
-    broken_ = os.str();
+    broken_ = describe_failed_collective(*prefix_, call, seq, rank_, size_, timeout_, std::string("Gloo: ") + e.what());
     throw DistributedError(broken_);
   }
+
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;

@@ -5,7 +5,6 @@
 #include "src/distributed/nccl/nccl_communicator.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "locus/device_guard.h"
 #include "locus/errors.h"
@@ -109,14 +108,7 @@ std::string Communicator::look_at(InFlight& w) {
 }
 
 std::string Communicator::describe_failure(const InFlight& w, const std::string& engine) {
-  const std::string missing = absent_ranks(*prefixed_, w.seq, rank_, size_);
-  std::ostringstream os;
-  os << w.call.describe() << " #" << w.seq << " failed on rank " << rank_ << " after waiting up to " << timeout_.count()
-     << " ms; ";
-  if (missing.empty()) os << "every rank reached it, so the engine itself failed";
-  else os << "ranks that did not arrive: " << missing;
-  os << " (" << engine << ")";
-  return os.str();
+  return describe_failed_collective(*prefixed_, w.call, w.seq, rank_, size_, timeout_, engine);
 }
 
 void NcclWork::wait() {

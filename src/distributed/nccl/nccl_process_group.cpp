@@ -25,7 +25,6 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
-#include <sstream>
 
 #include <gloo/rendezvous/prefix_store.h>
 
@@ -37,6 +36,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "locus/stream.h"
+#include "src/distributed/collective_arguments.h"
 #include "src/distributed/gloo/collective_check.h"
 #include "src/distributed/gloo/store_exchange.h"
 #include "src/distributed/gloo/store_url.h"
@@ -114,8 +114,7 @@ class NcclProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
     check_tensor(tensor, "all_reduce");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
-    if (op == ReduceOp::Avg && !tensor.is_floating_point())
-      throw DTypeError("all_reduce: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(tensor.dtype())));
+    check_reduce_op(op, tensor, "all_reduce");
     return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
       return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), c, s);
     });
@@ -123,7 +122,7 @@ class NcclProcessGroup final : public ProcessGroup {
 
   std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
     check_tensor(tensor, "broadcast");
-    check_root(root, "broadcast");
+    check_root(root, size_, "broadcast");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "broadcast");
     return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
       return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, c, s);
@@ -132,7 +131,7 @@ class NcclProcessGroup final : public ProcessGroup {
 
   std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
     check_tensor(input, "all_gather");
-    check_parts(outputs, input, "all_gather", "outputs");
+    check_parts_here(outputs, input, "all_gather", "outputs");
     const ncclDataType_t type = nccl_dtype(input.dtype(), "all_gather");
     Tensor gathered;
     std::vector<Tensor> used = outputs;
@@ -149,10 +148,9 @@ class NcclProcessGroup final : public ProcessGroup {
 
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
     check_tensor(output, "reduce_scatter");
-    check_parts(inputs, output, "reduce_scatter", "inputs");
+    check_parts_here(inputs, output, "reduce_scatter", "inputs");
     const ncclDataType_t type = nccl_dtype(output.dtype(), "reduce_scatter");
-    if (op == ReduceOp::Avg && !output.is_floating_point())
-      throw DTypeError("reduce_scatter: ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(output.dtype())));
+    check_reduce_op(op, output, "reduce_scatter");
     std::vector<Tensor> used = inputs;
     used.push_back(output);
     return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](ncclComm_t c, cudaStream_t s) {
@@ -199,29 +197,17 @@ class NcclProcessGroup final : public ProcessGroup {
   static size_t count(const Tensor& t) { return static_cast<size_t>(t.numel()); }
 
   void check_tensor(const Tensor& t, const char* op) const {
-    if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
+    check_defined(t, op);
     const Device mine(DeviceType::CUDA, device_);
     if (t.device() != mine) throw DeviceMismatchError(mine, t.device(), "tensor", op);
     if (!t.is_contiguous()) throw ValueError(std::string(op) + ": an nccl group needs contiguous tensors (call .contiguous())");
   }
-  void check_root(int root, const char* op) const {
-    if (root < 0 || root >= size_)
-      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is not a rank of a group of " + std::to_string(size_));
-  }
-  void check_parts(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
-    if (static_cast<int>(parts.size()) != size_)
-      throw ValueError(std::string(op) + ": " + what + " has " + std::to_string(parts.size()) + " tensors for a group of " +
-                       std::to_string(size_));
-    for (size_t r = 0; r < parts.size(); ++r) {
-      if (!parts[r].defined() || !(parts[r].shape() == like.shape()) || parts[r].dtype() != like.dtype()) {
-        std::ostringstream os;
-        os << op << ": " << what << "[" << r << "] must be " << dtype_name(like.dtype()) << " " << like.shape();
-        if (parts[r].defined()) os << ", got " << dtype_name(parts[r].dtype()) << " " << parts[r].shape();
-        throw ShapeError(os.str());
-      }
+  // The engine-independent checks, then NCCL's: every part on the group's device.
+  void check_parts_here(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
+    check_parts(parts, like, size_, op, what);
+    for (size_t r = 0; r < parts.size(); ++r)
       if (parts[r].device() != like.device())
         throw DeviceMismatchError(like.device(), parts[r].device(), std::string(what) + "[" + std::to_string(r) + "]", op);
-    }
   }
 
   // Runs `enqueue` on the group's stream after the caller's current stream, and returns the

@@ -1,0 +1,37 @@
+#include "src/distributed/collective_arguments.h"
+
+#include <sstream>
+#include <string>
+
+#include "locus/errors.h"
+
+namespace locus::distributed {
+
+void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
+}
+
+void check_root(int root, int size, const char* op) {
+  if (root < 0 || root >= size)
+    throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is not a rank of a group of " + std::to_string(size));
+}
+
+void check_parts(const std::vector<Tensor>& parts, const Tensor& like, int size, const char* op, const char* what) {
+  if (static_cast<int>(parts.size()) != size)
+    throw ValueError(std::string(op) + ": " + what + " has " + std::to_string(parts.size()) + " tensors for a group of " +
+                     std::to_string(size));
+  for (size_t r = 0; r < parts.size(); ++r)
+    if (!parts[r].defined() || !(parts[r].shape() == like.shape()) || parts[r].dtype() != like.dtype()) {
+      std::ostringstream os;
+      os << op << ": " << what << "[" << r << "] must be " << dtype_name(like.dtype()) << " " << like.shape();
+      if (parts[r].defined()) os << ", got " << dtype_name(parts[r].dtype()) << " " << parts[r].shape();
+      throw ShapeError(os.str());
+    }
+}
+
+void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op) {
+  if (reduce == ReduceOp::Avg && !t.is_floating_point())
+    throw DTypeError(std::string(op) + ": ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(t.dtype())));
+}
+
+}  // namespace locus::distributed

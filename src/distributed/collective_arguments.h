@@ -1,0 +1,22 @@
+#pragma once
+// The argument checks every process group makes before sending anything, so a wrong call
+// raises on the calling rank and leaves the group usable, with the same message whatever the
+// engine.
+
+#include <vector>
+
+#include "locus/distributed.h"
+
+namespace locus::distributed {
+
+/// ValueError "<op>: the tensor is undefined".
+void check_defined(const Tensor& t, const char* op);
+/// ValueError unless 0 <= root < size.
+void check_root(int root, int size, const char* op);
+/// ValueError unless `parts` has `size` tensors; ShapeError unless each is defined with the
+/// shape and dtype of `like`. `what` names the list ("outputs").
+void check_parts(const std::vector<Tensor>& parts, const Tensor& like, int size, const char* op, const char* what);
+/// DTypeError for ReduceOp::Avg on a tensor that is not floating.
+void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op);
+
+}  // namespace locus::distributed
