@@ -3,6 +3,7 @@
 /// Everything public in Locus. `#include <locus/locus.h>` and use namespace locus.
 
 #include "locus/accelerator.h"
+#include "locus/amp.h"
 #include "locus/autograd.h"
 #include "locus/data.h"
 #include "locus/cuda.h"

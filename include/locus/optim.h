@@ -30,17 +30,31 @@ class Optimizer {
   std::map<std::string, Tensor> state_dict() const;
   /// Restores state saved by state_dict(), placing each tensor on its parameter's device.
   void load_state_dict(const std::map<std::string, Tensor>& state);
+  /// Whether float16 and bfloat16 parameters are updated through float32 master copies.
+  bool master_weights() const noexcept { return master_weights_; }
 
  protected:
   /// The named state tensor of parameter i, created as zeros like the parameter on first use
-  /// and moved to the parameter's device (and dtype) if the parameter has moved.
+  /// and moved to the parameter's device (and dtype) if the parameter has moved. With master
+  /// weights, the state of a float16/bfloat16 parameter is float32.
   Tensor& state(size_t i, const std::string& name);
   bool has_state(size_t i, const std::string& name) const;
+  /// What step() updates for parameter i: the parameter, or its float32 master copy (state
+  /// "master_weight", made from the parameter on first use) when master weights are kept.
+  Tensor updated(size_t i);
+  /// Parameter i's gradient in updated(i)'s dtype; undefined when it has none.
+  Tensor gradient(size_t i);
+  /// After an update of updated(i): the master copy rounded into the parameter.
+  void write_back(size_t i);
+  /// Set by an optimizer whose options ask for master weights.
+  void keep_master_weights(bool keep) noexcept { master_weights_ = keep; }
   std::vector<Tensor> params_;
   int64_t steps_ = 0;
 
  private:
+  bool uses_master(size_t i) const noexcept;
   std::vector<std::map<std::string, Tensor>> state_;
+  bool master_weights_ = false;
 };
 
 /// Options of SGD (PyTorch's defaults), set by name in any order:
@@ -58,6 +72,9 @@ struct SGDOptions {
   LOCUS_ARG(double, weight_decay) = 0;
   /// Nesterov momentum (needs momentum > 0 and no dampening).
   LOCUS_ARG(bool, nesterov) = false;
+  /// Keep float32 master copies of float16/bfloat16 parameters and update those (small updates
+  /// are not rounded away); the parameters get the rounded result after each step.
+  LOCUS_ARG(bool, master_weights) = false;
 };
 
 /// Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay, as
@@ -88,6 +105,8 @@ struct AdamOptions {
   LOCUS_ARG(double, eps) = 1e-8;
   /// Adam: an L2 penalty added to the gradient; AdamW: decoupled decay (default 0.01 there).
   LOCUS_ARG(double, weight_decay) = 0;
+  /// Keep float32 master copies of float16/bfloat16 parameters (as SGDOptions::master_weights).
+  LOCUS_ARG(bool, master_weights) = false;
 
  public:
   /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.

@@ -17,6 +17,7 @@
 #include "locus/ops.h"
 #include "src/autograd/node.h"
 #include "src/core/public_op.h"
+#include "src/ops/autocast.h"
 
 namespace locus {
 namespace {
@@ -136,6 +137,7 @@ void Tensor::backward(const Tensor& gradient) const {
     throw ShapeError(os.str());
   }
   NoGradGuard no_grad;
+  const ops::AutocastExclusion no_autocast;  // backward ops run in the dtypes forward chose
   std::shared_ptr<autograd::Node> root = impl()->grad_fn();
   if (!root) root = std::make_shared<autograd::AccumulateGrad>(detail::intrusive_ptr<detail::TensorImpl>(impl()));
   // Dependencies: edges into each node from nodes reachable from the root.

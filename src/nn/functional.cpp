@@ -10,6 +10,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/ops/autocast.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -26,6 +27,9 @@ namespace {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const ops::PublicOp op("linear", {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
+  if (ops::autocast_active())
+    return ops::autocast(ops::OpId::Linear, [](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); },
+                         input, weight, bias);
   if (input.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != input.dtype()))
     throw DTypeError(detail::error_prefix("linear") + "expects input, weight and bias of one dtype, got " +
                      std::string(dtype_name(input.dtype())) + ", " + std::string(dtype_name(weight.dtype())) +

@@ -14,6 +14,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/ops/autocast.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/public_op.h"
@@ -81,6 +82,8 @@ Flat flatten_classes(const Tensor& input) {
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   // Elementwise, as PyTorch's TensorIterator kernel: a 0-dim CPU target may join as a number.
   const ops::PublicOp op("mse_loss", {{input, "input"}, {target, "target"}}, ops::CpuScalars::Join);
+  if (ops::autocast_active())
+    return ops::autocast(OpId::MseLoss, [&](const Tensor& x, const Tensor& t) { return mse_loss(x, t, reduction); }, input, target);
   if (!(input.shape() == target.shape())) {
     std::ostringstream os;
     os << detail::error_prefix("mse_loss") << "input shape " << input.shape() << " and target shape " << target.shape()
@@ -142,6 +145,8 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
 // input on another device is a mismatch, not a number.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options) {
   const ops::PublicOp op("nll_loss", {{log_probs, "input"}, {target, "target"}});
+  if (ops::autocast_active())
+    return ops::autocast(OpId::NllLoss, [&](const Tensor& x, const Tensor& t) { return nll_loss(x, t, options); }, log_probs, target);
   check_class_targets(log_probs, target);
   if (!is_floating_point(log_probs.dtype()))
     throw DTypeError(detail::error_prefix("nll_loss") + "expects floating log-probabilities as input, got " +
@@ -151,6 +156,9 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOp
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
   const ops::PublicOp op("cross_entropy", {{logits, "input"}, {target, "target"}});
+  if (ops::autocast_active())
+    return ops::autocast(OpId::CrossEntropy, [&](const Tensor& x, const Tensor& t) { return cross_entropy(x, t, options); },
+                         logits, target);
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
   if (is_floating_point(target.dtype())) {
     if (logits.dim() == 0 || !(target.shape() == logits.shape()))

@@ -1,5 +1,6 @@
 // Note [Op path]
 // Every elementwise op runs through call(), the one place that does, in this order:
+//   0. autocast, when a guard is on (Note [Autocast] in src/ops/autocast.h);
 //   1. the device rule: all tensor operands on one device (a 0-dim CPU tensor may join);
 //   2. the dtype rule: PyTorch's result_type of the operands, then the op's rule from the op
 //      table (src/ops/dtype_rules.h) gives the compute and result dtypes, or a DTypeError;
@@ -24,6 +25,7 @@
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/dtype_rules.h"
 #include "src/ops/strided_iter.h"
@@ -128,7 +130,17 @@ Tensor fall_back(Call& c, Device device) {
   return c.out.defined() ? c.out.copy_(r) : r;
 }
 
+// The float32 list's elementwise ops (exp, log, pow, ...) under autocast (Note [Autocast]).
+Tensor call_under_autocast(Call& c) {
+  Tensor cast[3];
+  for (int i = 0; i < c.ninputs; ++i) cast[i] = autocast_input(CastPolicy::Float32, *c.inputs[i]), c.inputs[i] = &cast[i];
+  const AutocastExclusion excluded;
+  return call(c);
+}
+
 Tensor call(Call& c) {
+  // 0. autocast: the in-place and out= forms keep their output's dtype, as in PyTorch
+  if (autocast_active() && !c.out.defined() && autocast_policy(c.op) == CastPolicy::Float32) return call_under_autocast(c);
   // 1. the device rule
   Operand operands[3] = {{*c.inputs[0], c.names[0]}, {*c.inputs[c.ninputs > 1 ? 1 : 0], c.names[1]},
                          {*c.inputs[c.ninputs > 2 ? 2 : 0], c.names[2]}};

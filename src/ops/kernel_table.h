@@ -89,6 +89,19 @@ struct RandomArgs {
   double low = 0, high = 1;  ///< randint bounds, or arange start/step
 };
 
+/// Gradients of one dtype on one device multiplied in place by `inv_scale`, with any inf or NaN
+/// among them recorded as 1.0f in `*found_inf` (a float in device memory, never read back by
+/// the kernel's caller): GradScaler::unscale_'s one pass per device, with no synchronization.
+struct UnscaleArgs {
+  int device = 0;              ///< index of the device the tensors live on
+  DType dtype = DType::Float32;
+  int count = 0;               ///< tensors
+  char* const* data = nullptr; ///< host array of `count` contiguous device buffers
+  const int64_t* numel = nullptr;  ///< host array of their element counts
+  float inv_scale = 1;
+  float* found_inf = nullptr;
+};
+
 /// What a deferred check says when it fails (Note [Deferred checks]).
 enum class CheckKind : uint8_t {
   IndexOutOfBounds,   ///< "index {value} is out of bounds for dimension of size {bound}"
@@ -132,6 +145,7 @@ struct KernelTable {
   void (*matmul)(const MatmulArgs&) = nullptr;
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
+  void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;
@@ -147,6 +161,7 @@ struct KernelTable {
       case OpFamily::Matmul: return matmul != nullptr;
       case OpFamily::Index: return index != nullptr;
       case OpFamily::Random: return random != nullptr;
+      case OpFamily::Unscale: return unscale != nullptr;
       case OpFamily::Composite: return true;
     }
     return false;

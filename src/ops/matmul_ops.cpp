@@ -6,6 +6,7 @@
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/public_op.h"
 #include "src/ops/strided_iter.h"
@@ -87,6 +88,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   const ops::PublicOp op("mm", {{a, "self"}, {b, "mat2"}});
+  if (ops::autocast_active()) return ops::autocast(OpId::Matmul, [](const Tensor& x, const Tensor& y) { return mm(x, y); }, a, b);
   if (a.dim() != 2 || b.dim() != 2) shape_error(a, b, "both operands must be 2-D");
   return batched_product(a, b, Tensor());
 }
@@ -101,6 +103,8 @@ Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   // The vector cases add views around the product; its errors still say 'matmul'.
   ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
+  if (ops::autocast_active())
+    return ops::autocast(OpId::Matmul, [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
   if (a.dim() == 0 || b.dim() == 0) shape_error(a, b, "both operands need at least one dimension");
   if (a.dim() == 1 && b.dim() == 1) {
     if (a.size(0) != b.size(0)) shape_error(a, b, "vectors of different lengths");

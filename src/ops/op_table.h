@@ -97,12 +97,14 @@
   X(Softmax,      "softmax",       Softmax)         \
   X(LogSoftmax,   "log_softmax",   Softmax)         \
   X(Matmul,       "matmul",        Matmul)          \
+  X(Linear,       "linear",        Composite)       \
   X(IndexSelect,  "index_select",  Index)           \
   X(Gather,       "gather",        Index)           \
   X(Rand,         "rand",          Random)          \
   X(Randn,        "randn",         Random)          \
   X(Randint,      "randint",       Random)          \
   X(Arange,       "arange",        Random)          \
+  X(UnscaleGrads, "unscale_",      Unscale)         \
   X(Cat,          "cat",           Composite)       \
   X(Stack,        "stack",         Composite)       \
   X(CrossEntropy, "cross_entropy", Composite)       \

@@ -7,6 +7,7 @@
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 
 namespace locus {
@@ -27,6 +28,8 @@ std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, OpId op) {
 }
 
 Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+  if (ops::autocast_active())
+    return ops::autocast(op, [&](const Tensor& in) { return sum_impl(op, in, dims, keepdim, dtype); }, x);
   const Device device = x.device();
   DType out_dtype = dtype.value_or(is_floating_point(x.dtype()) ? x.dtype() : DType::Int64);
   if (op == OpId::Mean) {
@@ -169,6 +172,7 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(
 
 namespace {
 Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
+  if (ops::autocast_active()) return ops::autocast(op, [&](const Tensor& in) { return softmax_impl(op, in, dim); }, x);
   const Device device = x.device();
   const DType dtype = is_floating_point(x.dtype()) ? x.dtype() : get_default_dtype();
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);

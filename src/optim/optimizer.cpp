@@ -36,12 +36,35 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 bool Optimizer::has_state(size_t i, const std::string& name) const { return state_.at(i).count(name) != 0; }
 
+bool Optimizer::uses_master(size_t i) const noexcept {
+  const DType d = params_[i].dtype();
+  return master_weights_ && (d == DType::Float16 || d == DType::BFloat16);
+}
+
 Tensor& Optimizer::state(size_t i, const std::string& name) {
   const Tensor& p = params_[i];
+  const DType dtype = uses_master(i) ? DType::Float32 : p.dtype();
   Tensor& s = state_.at(i)[name];
-  if (!s.defined()) s = zeros_like(p.detach());
-  else if (s.device() != p.device() || s.dtype() != p.dtype()) s = s.to(p.device(), p.dtype());
+  if (!s.defined()) s = zeros(p.shape(), TensorOptions().dtype(dtype).device(p.device()));
+  else if (s.device() != p.device() || s.dtype() != dtype) s = s.to(p.device(), dtype);
   return s;
+}
+
+Tensor Optimizer::updated(size_t i) {
+  if (!uses_master(i)) return params_[i];
+  const bool first = !has_state(i, "master_weight");
+  Tensor& master = state(i, "master_weight");
+  if (first) master.copy_(params_[i].detach());
+  return master;
+}
+
+Tensor Optimizer::gradient(size_t i) {
+  const Tensor g = params_[i].grad();
+  return g.defined() && uses_master(i) ? g.to(DType::Float32) : g;
+}
+
+void Optimizer::write_back(size_t i) {
+  if (uses_master(i)) params_[i].copy_(state_.at(i).at("master_weight"));
 }
 
 Optimizer& Optimizer::to(Device device) {
@@ -78,13 +101,14 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
     if (dot == std::string::npos || i >= params_.size())
       throw ValueError("optimizer load_state_dict: key '" + key + "' names no parameter of this optimizer");
     if (!(t.shape() == params_[i].shape())) throw ShapeError("optimizer load_state_dict: '" + key + "' has the wrong shape");
-    loaded[i][key.substr(dot + 1)] = t.to(params_[i].device(), params_[i].dtype(), false, true);
+    loaded[i][key.substr(dot + 1)] = t.to(params_[i].device(), uses_master(i) ? DType::Float32 : params_[i].dtype(), false, true);
   }
   state_ = std::move(loaded);
   steps_ = steps;
 }
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(params)), o_(options) {
+  keep_master_weights(o_.master_weights());
   // As PyTorch's checks, written so that NaN fails them too.
   if (!(o_.lr() >= 0)) throw ValueError("SGD: invalid learning rate " + std::to_string(o_.lr()));
   if (!(o_.momentum() >= 0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o_.momentum()));
@@ -97,8 +121,8 @@ void SGD::step() {
   NoGradGuard no_grad;
   ++steps_;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor p = params_[i];
-    Tensor g = p.grad();
+    Tensor p = updated(i);
+    Tensor g = gradient(i);
     if (!g.defined()) continue;
     if (o_.weight_decay() != 0) g = add(g, p, o_.weight_decay());
     if (o_.momentum() != 0) {
@@ -109,10 +133,12 @@ void SGD::step() {
       g = o_.nesterov() ? add(g, buf, o_.momentum()) : buf;
     }
     p.add_(g, -o_.lr());
+    write_back(i);
   }
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Optimizer(std::move(params)), o_(options) {
+  keep_master_weights(o_.master_weights());
   if (!(o_.lr() >= 0)) throw ValueError("Adam: invalid learning rate " + std::to_string(o_.lr()));
   if (!(o_.eps() >= 0)) throw ValueError("Adam: invalid epsilon value " + std::to_string(o_.eps()));
   if (!(o_.beta1() >= 0 && o_.beta1() < 1)) throw ValueError("Adam: invalid beta1 " + std::to_string(o_.beta1()) + " (must be in [0, 1))");
@@ -128,8 +154,8 @@ void Adam::adam_step(bool decoupled) {
   const double bias1 = 1 - std::pow(o_.beta1(), static_cast<double>(steps_));
   const double bias2 = 1 - std::pow(o_.beta2(), static_cast<double>(steps_));
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor p = params_[i];
-    Tensor g = p.grad();
+    Tensor p = updated(i);
+    Tensor g = gradient(i);
     if (!g.defined()) continue;
     if (o_.weight_decay() != 0) {
       if (decoupled) p.mul_(1 - o_.lr() * o_.weight_decay());
@@ -142,6 +168,7 @@ void Adam::adam_step(bool decoupled) {
     // p -= lr/bias1 * m / (sqrt(v)/sqrt(bias2) + eps), PyTorch's order of operations.
     const Tensor denom = add(div(sqrt(v), std::sqrt(bias2)), o_.eps());
     p.sub_(div(m, denom), o_.lr() / bias1);
+    write_back(i);
   }
 }
 

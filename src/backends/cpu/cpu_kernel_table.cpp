@@ -14,6 +14,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.matmul = &matmul_kernel;
     t.index = &index_kernel;
     t.random = &random_kernel;
+    t.unscale = &unscale_kernel;
     return t;
   }();
   return table;

@@ -83,6 +83,11 @@ void random(const ops::RandomArgs& a) {
   check_op(launch_random(a, l.stream), a.op);
 }
 
+void unscale(const ops::UnscaleArgs& a) {
+  Launch l(a.device);
+  check_op(launch_unscale(a, l.stream), ops::OpId::UnscaleGrads);
+}
+
 }  // namespace
 
 const ops::KernelTable& kernel_table() noexcept {
@@ -100,6 +105,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.matmul = &matmul;
     t.index = &index;
     t.random = &random;
+    t.unscale = &unscale;
     t.defer_check = &defer_check;
     return t;
   }();

@@ -1,0 +1,6 @@
+#pragma once
+/// \file amp.h
+/// Everything of locus::amp (torch.amp): autocast and the gradient scaler.
+
+#include "locus/amp/autocast.h"
+#include "locus/amp/grad_scaler.h"

@@ -1,0 +1,63 @@
+// Gradient clipping: norms in float32 on the gradients' devices, gathered on the first one.
+
+#include "locus/nn/clip_grad.h"
+
+#include <cmath>
+#include <string>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+
+namespace locus::nn::utils {
+namespace {
+
+// The norm of one gradient, as a 1-element float32 tensor.
+Tensor norm_of(const Tensor& g, double p) {
+  const Tensor a = abs(g.to(DType::Float32)).reshape({-1});
+  if (std::isinf(p)) return g.numel() ? max(a).reshape({1}) : zeros({1}, TensorOptions().device(g.device()));
+  if (p == 2) return sqrt(sum(mul(a, a))).reshape({1});
+  if (p == 1) return sum(a).reshape({1});
+  return pow(sum(pow(a, p)), 1.0 / p).reshape({1});
+}
+
+}  // namespace
+
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
+  if (!(norm_type > 0))
+    throw ValueError("[locus::clip_grad_norm_] norm_type must be positive (or INFINITY), got " + std::to_string(norm_type));
+  if (!(max_norm >= 0)) throw ValueError("[locus::clip_grad_norm_] max_norm must not be negative, got " + std::to_string(max_norm));
+  NoGradGuard no_grad;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return zeros({}, TensorOptions().dtype(DType::Float32));
+  const Device device = grads[0].device();
+  std::vector<Tensor> norms;
+  for (const Tensor& g : grads) norms.push_back(norm_of(g, norm_type).to(device));
+  const Tensor all = cat(norms);
+  const Tensor total = std::isinf(norm_type) ? max(all) : norm_type == 2 ? sqrt(sum(mul(all, all))) : pow(sum(pow(all, norm_type)), 1.0 / norm_type);
+  if (error_if_nonfinite) {
+    const float t = total.item<float>();
+    if (!std::isfinite(t))
+      throw ValueError("[locus::clip_grad_norm_] the total norm of order " + std::to_string(norm_type) +
+                       " of the gradients is " + std::to_string(t) +
+                       ", so they cannot be clipped; pass error_if_nonfinite=false to clip anyway");
+  }
+  // max_norm / (total + 1e-6), at most 1: no branch on the host, so nothing waits for the device.
+  const Tensor coef = clamp(div(full({}, max_norm, TensorOptions().dtype(DType::Float32).device(device)), add(total, 1e-6)),
+                            std::nullopt, 1.0);
+  for (const Tensor& g : grads) Tensor(g).mul_(coef.to(g.device(), g.dtype()));
+  return total;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  if (!(clip_value >= 0))
+    throw ValueError("[locus::clip_grad_value_] clip_value must not be negative, got " + std::to_string(clip_value));
+  NoGradGuard no_grad;
+  for (const Tensor& p : parameters)
+    if (p.grad().defined()) p.grad().copy_(clamp(p.grad(), -clip_value, clip_value));
+}
+
+}  // namespace locus::nn::utils
