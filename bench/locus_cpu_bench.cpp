@@ -79,6 +79,29 @@ void mlp() {
   }
 }
 
+// The same MLP step under autocast bfloat16 (bench/torch_amp_bench.py times torch.autocast).
+void amp_group() {
+  manual_seed(0);
+  for (int64_t batch : {64, 512}) {
+    auto model = locus::cli::make_mlp();
+    optim::SGD opt(model->parameters(), optim::SGDOptions{0.01});
+    const Tensor x = randn({batch, 784});
+    const Tensor y = randint(0, 10, {batch});
+    run("mlp_amp_bf16_train_step_sgd_b" + std::to_string(batch), [&](long k) {
+      for (long i = 0; i < k; ++i) {
+        opt.zero_grad();
+        Tensor loss;
+        {
+          const amp::AutocastGuard autocast(kCPU, kBFloat16);
+          loss = nn::cross_entropy((*model)(x), y);
+        }
+        loss.backward();
+        opt.step();
+      }
+    }, "ms", ms, 15, 0.1);
+  }
+}
+
 void matmul_group() {
   for (int64_t n : {256, 512, 1024, 2048}) {
     Tensor a = rand({n, n}), b = rand({n, n}), c = empty({n, n});
@@ -140,9 +163,10 @@ void convert() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "mlp", "convert"});
+  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "mlp", "convert", "amp"});
   if (opt.wants("overhead")) overhead();
   if (opt.wants("mlp")) mlp();
+  if (opt.wants("amp")) amp_group();
   if (opt.wants("matmul")) matmul_group();
   if (opt.wants("elementwise")) elementwise();
   if (opt.wants("convert")) convert();

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <thread>
 
+#include "locus/amp/autocast.h"
 #include "locus/autograd.h"
 #include "locus/accelerator.h"
 #include "locus/cuda.h"
@@ -105,11 +107,18 @@ Tensor DataParallelImpl::forward(const Tensor& x) {
   }
   const bool grad = is_grad_enabled();
   for (size_t k = 1; k < used; ++k) refresh_replica(k, grad);
+  // The replicas' threads run under the caller's autocast, as PyTorch's DataParallel does
+  // (autocast state is per thread).
+  const DeviceType type = device_ids_.front().type();
+  const bool autocast = amp::is_autocast_enabled(type);
+  const DType autocast_dtype = amp::autocast_dtype(type);
   std::vector<std::exception_ptr> errors(used);
   auto run = [&](size_t k) {
     try {
       DeviceGuard guard(device_ids_[k]);
       set_grad_enabled(grad);
+      std::optional<amp::AutocastGuard> replica_autocast;
+      if (k > 0 && autocast) replica_autocast.emplace(type, autocast_dtype);
       outputs[k] = k == 0 ? (*module_)(chunks[k]) : (*replicas_[k - 1])(chunks[k]);
     } catch (...) {
       errors[k] = std::current_exception();

@@ -278,3 +278,27 @@ TEST(AutocastErrors, ASimDeviceWithoutTheProductKernelIsAValueError) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// DataParallel's replica threads run under the caller's autocast, as in PyTorch.
+TEST(AutocastDataParallel, ReplicasRunUnderTheCallersAutocast) {
+  manual_seed(0);
+  nn::Linear layer(8, 4);
+  layer->to(Device("sim:0"));
+  nn::DataParallel dp(layer, std::vector<Device>{Device("sim:0"), Device("sim:1")});
+  const Tensor x = randn({6, 8}, Device("sim:0"));
+  const amp::AutocastGuard guard(DeviceType::Sim, kBFloat16);
+  const Tensor out = dp(x);
+  EXPECT_EQ(out.dtype(), kBFloat16);
+  Tensor ref;
+  {
+    const amp::AutocastGuard off(DeviceType::Sim, false);
+    ref = layer(x.to(kBFloat16).to(kFloat32));
+  }
+  testing::expect_close(out, values(ref), 1.0 / 64, 1.0 / 32);
+}
+
+}  // namespace
+}  // namespace locus

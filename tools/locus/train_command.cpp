@@ -33,7 +33,21 @@ struct TrainArgs {
   int workers = 0;
   std::string save;
   int nproc = 1;
+  std::string amp = "none";  // none, bf16 or fp16
 };
+
+// The autocast dtype --amp asks for, if any.
+std::optional<DType> amp_dtype(const std::string& amp) {
+  if (amp == "none") return std::nullopt;
+  if (amp == "bf16") return kBFloat16;
+  if (amp == "fp16") return kFloat16;
+  throw ValueError("--amp must be none, bf16 or fp16, not '" + amp + "'");
+}
+
+// Autocast for one forward pass when --amp asks for it (a guard that does nothing otherwise).
+amp::AutocastGuard autocast_for(Device where, std::optional<DType> dtype) {
+  return amp::AutocastGuard(where.type(), dtype, dtype.has_value());
+}
 
 // Where this process stands in a distributed run: a rank of `locus run`, or the only process.
 struct Ranks {
@@ -84,7 +98,8 @@ void relaunch(const TrainArgs& a) {
   std::vector<std::string> command = {std::filesystem::read_symlink("/proc/self/exe").string(), "train", "--data", a.data, "--device", a.device,
                                       "--epochs", std::to_string(a.epochs), "--batch-size", std::to_string(a.batch_size),
                                       "--lr", exact(a.lr), "--optimizer", a.optimizer,
-                                      "--seed", std::to_string(a.seed), "--workers", std::to_string(a.workers)};
+                                      "--seed", std::to_string(a.seed), "--workers", std::to_string(a.workers),
+                                      "--amp", a.amp};
   if (!a.save.empty()) command.insert(command.end(), {"--save", a.save});
   run_ranks_on_this_node(a.nproc, command);
 }
@@ -101,8 +116,9 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::v
 }
 
 // Fraction of correct predictions, in batches of 1000, without recording a graph.
-double accuracy(nn::Module& model, const data::TensorDataset& test, Device device) {
+double accuracy(nn::Module& model, const data::TensorDataset& test, Device device, std::optional<DType> lower) {
   NoGradGuard no_grad;
+  const amp::AutocastGuard autocast = autocast_for(device, lower);
   model.eval();
   data::DataLoader loader(std::make_shared<data::TensorDataset>(test), data::DataLoaderOptions(1000).device(device));
   Tensor correct = zeros({}, TensorOptions().dtype(kInt64).device(device));
@@ -130,6 +146,10 @@ void run_train(const TrainArgs& a) {
   }
   const Ranks ranks = ranks_from_launcher();
   const Device where = rank_device(a, ranks);
+  const std::optional<DType> lower = amp_dtype(a.amp);
+  if (lower) amp::check_autocast_support(where.type(), *lower);  // before any data is read
+  // float16 gradients need loss scaling; bfloat16 has float32's range and needs none.
+  amp::GradScaler scaler(amp::GradScalerOptions().enabled(lower == kFloat16));
   check_global_batch(a.batch_size, ranks.size);
   const int64_t rank_batch = a.batch_size / ranks.size;
   std::shared_ptr<distributed::ProcessGroup> group;
@@ -138,9 +158,10 @@ void run_train(const TrainArgs& a) {
     group = distributed::new_group(backend, distributed::GroupOptions().device(where.is_cuda() ? where.index() : -1));
   }
   if (ranks.reports()) {
-    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g, seed %llu\n", where.str().c_str(),
+    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g, seed %llu%s\n", where.str().c_str(),
                 a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr,
-                static_cast<unsigned long long>(a.seed));
+                static_cast<unsigned long long>(a.seed),
+                lower ? (", autocast " + a.amp + (scaler.enabled() ? " with GradScaler" : "")).c_str() : "");
     if (group)
       std::printf("distributed: %d ranks over %s, %lld examples per rank and step\n", ranks.size, group->backend().c_str(),
                   static_cast<long long>(rank_batch));
@@ -171,9 +192,14 @@ void run_train(const TrainArgs& a) {
     double shown_loss = 0;
     for (const data::Example& batch : loader) {
       opt->zero_grad();
-      const Tensor loss = nn::cross_entropy(ddp ? (*ddp)(batch.data) : model(batch.data), batch.target);
-      loss.backward();
-      opt->step();
+      Tensor loss;
+      {
+        const amp::AutocastGuard autocast = autocast_for(where, lower);
+        loss = nn::cross_entropy(ddp ? (*ddp)(batch.data) : model(batch.data), batch.target);
+      }
+      scaler.scale(loss).backward();  // the loss itself when the scaler is off
+      scaler.step(*opt);
+      scaler.update();
       seen = std::min(seen + batch.data.size(0) * ranks.size, train_set->size());
       const auto now = std::chrono::steady_clock::now();
       if (ranks.reports() &&
@@ -186,7 +212,7 @@ void run_train(const TrainArgs& a) {
     const double dt = seconds_since(t0);
     total_time += dt;
     if (!ranks.reports()) continue;
-    acc = accuracy(*model, *test_set, where);
+    acc = accuracy(*model, *test_set, where, lower);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, shown_loss, 100 * acc, dt,
                 static_cast<double>(train_set->size()) / dt);
@@ -219,6 +245,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")->capture_default_str();
   cmd->add_option("--workers", args->workers, "data loader threads")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--save", args->save, "write the trained weights here (safetensors)");
+  cmd->add_option("--amp", args->amp, "mixed precision: none, bf16 (autocast) or fp16 (autocast and GradScaler)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
   cmd->add_option("--nproc", args->nproc,
                   "processes training together with DistributedDataParallel (as under `locus run "
                   "--nproc-per-node N`); --batch-size stays the global batch")
