@@ -22,6 +22,22 @@ set(CMAKE_INSTALL_RPATH ${LOCUS_OPENBLAS_DIR})
 set(LOCUS_BLAS_TEXT "OpenBLAS (${LOCUS_OPENBLAS_LIBRARY})")
 set(LOCUS_OPENMP_TEXT "OpenMP ${OpenMP_CXX_VERSION}")
 
+# oneDNN (Debian libdnnl-dev), optional: bfloat16 products on the CPU (OpenBLAS has none).
+# Linked by path, like OpenBLAS.
+find_library(LOCUS_DNNL_LIBRARY NAMES dnnl)
+find_path(LOCUS_DNNL_INCLUDE oneapi/dnnl/dnnl.hpp)
+if(LOCUS_DNNL_LIBRARY AND LOCUS_DNNL_INCLUDE)
+  set(LOCUS_WITH_DNNL ON)
+  add_library(Locus::dnnl INTERFACE IMPORTED)
+  target_link_libraries(Locus::dnnl INTERFACE ${LOCUS_DNNL_LIBRARY})
+  target_include_directories(Locus::dnnl INTERFACE ${LOCUS_DNNL_INCLUDE})
+  set(LOCUS_DNNL_TEXT "oneDNN (${LOCUS_DNNL_LIBRARY})")
+else()
+  set(LOCUS_WITH_DNNL OFF)
+  set(LOCUS_DNNL_TEXT "off (libdnnl-dev not found: bfloat16 products widen to float32)")
+endif()
+string(APPEND LOCUS_BLAS_TEXT "; bfloat16 products: ${LOCUS_DNNL_TEXT}")
+
 # Gloo (Debian libgloo-dev) carries the process groups of cpu and sim tensors. Linked by path,
 # like OpenBLAS, so a consumer of the installed package needs no Gloo CMake files.
 find_library(LOCUS_GLOO_LIBRARY NAMES gloo)
@@ -95,4 +111,4 @@ if(LOCUS_WITH_CUDA)
     set(LOCUS_NCCL_TEXT "off (nccl.h or libnccl not found)")
   endif()
 endif()
-message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; CUDA backend ${LOCUS_CUDA_TEXT}; process groups ${LOCUS_GLOO_TEXT}, ${LOCUS_NCCL_TEXT}")
+message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; bfloat16 products ${LOCUS_DNNL_TEXT}; CUDA backend ${LOCUS_CUDA_TEXT}; process groups ${LOCUS_GLOO_TEXT}, ${LOCUS_NCCL_TEXT}")

@@ -1,10 +1,12 @@
-// Matrix products: OpenBLAS for float32/float64 (and float16/bfloat16 through float32),
+// Matrix products: OpenBLAS for float32/float64, oneDNN for bfloat16 where the build has it
+// (cpu_dnnl_matmul.cpp), float16 (and bfloat16 otherwise) widened to float32 for OpenBLAS, and
 // a plain loop for integer types, which BLAS does not cover.
 
 #include <cblas.h>
 
 #include <vector>
 
+#include "src/backends/cpu/cpu_dnnl_matmul.h"
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/parallel.h"
@@ -104,7 +106,9 @@ void matmul_kernel(const ops::MatmulArgs& args) {
     case DType::Float32: return blas_matmul<float>(args);
     case DType::Float64: return blas_matmul<double>(args);
     case DType::Float16: return widened_matmul<Half>(args);
-    case DType::BFloat16: return widened_matmul<BFloat16>(args);
+    case DType::BFloat16:
+      if (args.k > 0 && dnnl_bf16_matmul(args)) return;
+      return widened_matmul<BFloat16>(args);
     case DType::UInt8: return integer_matmul<uint8_t>(args);
     case DType::Int8: return integer_matmul<int8_t>(args);
     case DType::Int16: return integer_matmul<int16_t>(args);
