@@ -166,6 +166,36 @@ void mlp_group() {
   g_bench.record("gpu_mlp_epoch_fashion_mnist_like_s", "s", samples, "60000 pinned samples, batch 64, SGD");
 }
 
+// The MLP step under autocast (GradScaler for float16), beside bench/torch_amp_bench.py --device cuda.
+void amp_group() {
+  for (const int64_t batch : {int64_t{512}, int64_t{4096}}) {
+    for (const DType dtype : {kFloat16, kBFloat16}) {
+      manual_seed(0);
+      auto model = locus::cli::make_mlp();
+      model->to(kGpu);
+      optim::SGD opt(model->parameters(), {0.01});
+      amp::GradScaler scaler(amp::GradScalerOptions().enabled(dtype == kFloat16));
+      const Tensor x = randn({batch, 784}, kGpu);
+      const Tensor y = randint(0, 10, {batch}, kGpu);
+      run("gpu_mlp_amp_" + std::string(dtype == kFloat16 ? "fp16" : "bf16") + "_train_step_sgd_b" + std::to_string(batch),
+          [&](long k) {
+            for (long i = 0; i < k; ++i) {
+              opt.zero_grad();
+              Tensor loss;
+              {
+                const amp::AutocastGuard autocast(kCUDA, dtype);
+                loss = nn::cross_entropy((*model)(x), y);
+              }
+              scaler.scale(loss).backward();
+              scaler.step(opt);
+              scaler.update();
+            }
+          },
+          "ms", ms, 11, 0.1);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,7 +203,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "locus_gpu_bench: no GPU: %s\n", cuda::unavailable_reason().c_str());
     return 1;
   }
-  const bench::Options opt(argc, argv, {"copy", "ew", "mm", "transfer", "alloc", "overhead", "mlp"});
+  const bench::Options opt(argc, argv, {"copy", "ew", "mm", "transfer", "alloc", "overhead", "mlp", "amp"});
   if (opt.wants("copy")) copy_group();
   if (opt.wants("ew")) ew_group();
   if (opt.wants("mm")) mm_group();
@@ -181,6 +211,7 @@ int main(int argc, char** argv) {
   if (opt.wants("alloc")) alloc_group();
   if (opt.wants("overhead")) overhead_group();
   if (opt.wants("mlp")) mlp_group();
+  if (opt.wants("amp")) amp_group();
   const cuda::DeviceProperties p = cuda::get_device_properties(0);
   std::string meta = "{\"version\": \"" + std::string(version()) + "\", \"device\": \"" + p.name + "\", \"capability\": \"" +
                      std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sm_count\": " +

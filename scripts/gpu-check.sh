@@ -97,6 +97,11 @@ stage_run() {
   if ls "$pack"/data/*.gz >/dev/null 2>&1; then
     locus_env timeout 240 "$pack"/bin/locus train --device cuda --data "$pack"/data > "$logs/train.log" 2>&1
     row "locus train --device cuda" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$logs/train.log" | tr '\n' ' ')"
+    local amp
+    for amp in fp16 bf16; do
+      locus_env timeout 240 "$pack"/bin/locus train --device cuda --amp "$amp" --data "$pack"/data > "$logs/train_$amp.log" 2>&1
+      row "locus train --device cuda --amp $amp" "rc $?, $(grep -h 'test accuracy:\|time per epoch' "$logs/train_$amp.log" | tr '\n' ' ')"
+    done
     # DDP over NCCL as `locus train` runs it under the launcher: as many ranks as GPUs.
     local gpus
     gpus=$(nvidia-smi -L | wc -l)
@@ -116,7 +121,10 @@ stage_bench() {
   row "locus_gpu_bench" "rc $?"
   PYTHONUNBUFFERED=1 timeout 240 python3 "$pack"/bench/torch_gpu_bench.py --json "$logs/torch_gpu.json" > "$logs/torch_bench.log" 2>&1
   row "torch_gpu_bench" "rc $?"
-  python3 "$pack"/bench/compare.py torch="$logs/torch_gpu.json" locus="$logs/locus_gpu.json" --ratio --only gpu_ \
+  PYTHONUNBUFFERED=1 timeout 120 python3 "$pack"/bench/torch_amp_bench.py --device cuda --json "$logs/torch_gpu_amp.json" \
+    > "$logs/torch_amp_bench.log" 2>&1
+  row "torch_amp_bench (autocast)" "rc $?"
+  python3 "$pack"/bench/compare.py torch="$logs/torch_gpu*.json" locus="$logs/locus_gpu.json" --ratio --only gpu_ \
     > "$out/compare.txt" 2>&1
   cp "$out/compare.txt" "$logs/"
 }

@@ -28,6 +28,7 @@ strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$sta
 shared=../shared/bench
 [ -d "$shared" ] || shared=shared/bench
 cp "$shared"/torch_gpu_bench.py "$shared"/compare.py "$stage"/bench/
+cp bench/torch_amp_bench.py "$stage"/bench/
 # Fashion-MNIST for `locus train --device cuda` (the GPU image has no Debian packages).
 cp /usr/share/datasets/fashion-mnist/*.gz "$stage"/data/ 2>/dev/null || echo "warning: dataset-fashion-mnist not installed; locus train will be skipped there"
 mkdir -p .gpu

@@ -4,6 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev
           dataset-fashion-mnist libgloo-dev)
+# bfloat16 products on the CPU (autocast): oneDNN's matmul; OpenBLAS has no bfloat16 GEMM here.
+packages+=(libdnnl-dev)
 # The two-node launcher test: a Redis store on 127.0.0.1 (the server only; nothing starts it as a service).
 packages+=(redis-server)
 # The DLPack consumer test: NumPy reading Locus tensors through a test-only Python module.
