@@ -51,14 +51,14 @@ AutocastGuard::AutocastGuard(DeviceType type, std::optional<DType> dtype, bool e
   const auto previous = ops::set_autocast(type, enabled, enabled ? lower : ops::autocast_lower_precision(type));
   previous_enabled_ = previous.first;
   previous_dtype_ = previous.second;
-  ops::enter_autocast_region(cache_enabled);
+  previous_cache_enabled_ = ops::enter_autocast_region(cache_enabled);
 }
 
 AutocastGuard::AutocastGuard(DeviceType type, bool enabled) : AutocastGuard(type, std::nullopt, enabled) {}
 
 AutocastGuard::~AutocastGuard() {
   ops::set_autocast(type_, previous_enabled_, previous_dtype_);
-  ops::leave_autocast_region();
+  ops::leave_autocast_region(previous_cache_enabled_);
 }
 
 bool is_autocast_enabled(DeviceType type) noexcept { return ops::autocast_enabled(type); }

@@ -2,7 +2,9 @@
 
 #include "locus/amp/grad_scaler.h"
 
+#include <cfloat>
 #include <cmath>
+#include <unordered_set>
 #include <utility>
 
 #include "locus/autograd.h"
@@ -66,11 +68,12 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
   // Gradients by device, in the order their devices first appear.
   std::vector<std::pair<Device, std::vector<Tensor>>> by_device;
   const std::vector<Tensor>& params = optimizer.params();
+  std::unordered_set<const void*> seen;  // a parameter listed twice (tied weights) is unscaled once
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor g = params[i].grad();
-    if (!g.defined()) continue;
+    if (!g.defined() || !seen.insert(g.impl()).second) continue;
     if (g.dtype() == DType::Float16)
-      throw DTypeError(kPrefix + "unscale_: parameter " + std::to_string(i) +
+      throw ValueError(kPrefix + "unscale_: parameter " + std::to_string(i) +
                        " has float16 gradients, which underflow when unscaled in float16. Keep the parameters in "
                        "float32 and run the forward pass under amp::AutocastGuard: its casts give float32 parameters "
                        "float32 gradients");
@@ -128,8 +131,9 @@ void GradScaler::update() {
     scale_ *= options_.backoff_factor();
     growth_tracker_ = 0;
   } else if (++growth_tracker_ == options_.growth_interval()) {
+    // PyTorch's scale is a float32 tensor: growth stops where float32 would overflow.
     const double grown = scale_ * options_.growth_factor();
-    if (std::isfinite(grown)) scale_ = grown;
+    if (grown <= FLT_MAX) scale_ = grown;
     growth_tracker_ = 0;
   }
   per_optimizer_.clear();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_set>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
@@ -30,8 +31,9 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   if (!(max_norm >= 0)) throw ValueError("[locus::clip_grad_norm_] max_norm must not be negative, got " + std::to_string(max_norm));
   NoGradGuard no_grad;
   std::vector<Tensor> grads;
+  std::unordered_set<const void*> seen;  // tied weights: one gradient, counted and clipped once
   for (const Tensor& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
+    if (p.grad().defined() && seen.insert(p.grad().impl()).second) grads.push_back(p.grad());
   if (grads.empty()) return zeros({}, TensorOptions().dtype(DType::Float32));
   const Device device = grads[0].device();
   std::vector<Tensor> norms;

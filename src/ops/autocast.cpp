@@ -9,7 +9,7 @@
 namespace locus::ops {
 
 namespace autocast_detail {
-thread_local int t_active = 0;
+constinit thread_local int t_active = 0;
 }  // namespace autocast_detail
 
 namespace {
@@ -89,11 +89,15 @@ std::pair<bool, DType> set_autocast(DeviceType type, bool enabled, DType dtype) 
   return previous;
 }
 
-void enter_autocast_region(bool cache_enabled) noexcept {
-  if (t_state.depth++ == 0) t_state.cache_enabled = cache_enabled;
+bool enter_autocast_region(bool cache_enabled) noexcept {
+  ++t_state.depth;
+  const bool previous = t_state.cache_enabled;
+  t_state.cache_enabled = cache_enabled;
+  return previous;
 }
 
-void leave_autocast_region() noexcept {
+void leave_autocast_region(bool previous_cache_enabled) noexcept {
+  t_state.cache_enabled = previous_cache_enabled;
   if (--t_state.depth == 0) t_state.cache.clear();
 }
 

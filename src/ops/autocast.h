@@ -32,20 +32,23 @@ struct AutocastCounts {
 
 namespace autocast_detail {
 /// Nonzero while some device type has autocast on and no autocast op is running on this thread.
-extern thread_local int t_active;
+extern constinit thread_local int t_active;
 }  // namespace autocast_detail
 
 /// True when an op on this thread may be cast (the fast check of every front end).
 inline bool autocast_active() noexcept { return autocast_detail::t_active > 0; }
 
-/// Whether autocast is on for `type` on this thread, and its lower precision there.
+/// Whether autocast is on for `type` on this thread.
 bool autocast_enabled(DeviceType type) noexcept;
+/// The lower precision autocast uses for `type` on this thread.
 DType autocast_lower_precision(DeviceType type) noexcept;
 /// Sets `type`'s state (the guard's job); returns the previous one.
 std::pair<bool, DType> set_autocast(DeviceType type, bool enabled, DType dtype) noexcept;
-/// Enters and leaves a guard: the weight cache is cleared when the outermost one leaves.
-void enter_autocast_region(bool cache_enabled) noexcept;
-void leave_autocast_region() noexcept;
+/// Enters a guard with its cache setting; returns the setting it replaces.
+bool enter_autocast_region(bool cache_enabled) noexcept;
+/// Leaves a guard, restoring the cache setting enter_autocast_region returned; the weight cache
+/// is cleared when the outermost guard leaves.
+void leave_autocast_region(bool previous_cache_enabled) noexcept;
 /// This thread's counts.
 AutocastCounts autocast_counts() noexcept;
 
@@ -55,6 +58,7 @@ Tensor autocast_input(CastPolicy policy, const Tensor& t);
 /// RAII: ops run inside it are not autocast (an op already decided, the backward pass).
 class AutocastExclusion {
  public:
+  /// Excludes autocast on this thread until destruction (nestable).
   AutocastExclusion() noexcept;
   ~AutocastExclusion();
   AutocastExclusion(const AutocastExclusion&) = delete;

@@ -121,9 +121,9 @@ void SGD::step() {
   NoGradGuard no_grad;
   ++steps_;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor p = updated(i);
     Tensor g = gradient(i);
     if (!g.defined()) continue;
+    Tensor p = updated(i);
     if (o_.weight_decay() != 0) g = add(g, p, o_.weight_decay());
     if (o_.momentum() != 0) {
       const bool first = !has_state(i, "momentum_buffer");
@@ -154,9 +154,9 @@ void Adam::adam_step(bool decoupled) {
   const double bias1 = 1 - std::pow(o_.beta1(), static_cast<double>(steps_));
   const double bias2 = 1 - std::pow(o_.beta2(), static_cast<double>(steps_));
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor p = updated(i);
     Tensor g = gradient(i);
     if (!g.defined()) continue;
+    Tensor p = updated(i);
     if (o_.weight_decay() != 0) {
       if (decoupled) p.mul_(1 - o_.lr() * o_.weight_decay());
       else g = add(g, p, o_.weight_decay());

@@ -302,3 +302,44 @@ TEST(AutocastDataParallel, ReplicasRunUnderTheCallersAutocast) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// A guard with cache_enabled=false inside a caching region casts anew; leaving it restores caching.
+TEST(AutocastCache, CacheSettingIsPerGuard) {
+  const Tensor w = randn({4, 4}).requires_grad_();
+  const Tensor h = randn({2, 4}).to(kBFloat16);
+  const amp::AutocastGuard outer(kCPU);
+  const amp::AutocastCounts start = amp::autocast_counts();
+  {
+    const amp::AutocastGuard inner(kCPU, std::nullopt, true, /*cache_enabled=*/false);
+    mm(h, w), mm(h, w);
+  }
+  EXPECT_EQ(amp::autocast_counts().casts - start.casts, 2);
+  mm(h, w), mm(h, w);
+  EXPECT_EQ(amp::autocast_counts().casts - start.casts, 3);
+}
+
+// bfloat16 products (oneDNN where the build has it) in every layout the front end hands over.
+TEST(BFloat16Products, EveryLayoutMatchesFloat64) {
+  struct Case { Shape a, b; bool ta, tb; };
+  for (const Case& c : {Case{{1, 33}, {33, 17}, false, false}, Case{{9, 33}, {33, 1}, false, false},
+                        Case{{33, 9}, {17, 33}, true, true}, Case{{3, 5, 8}, {8, 6}, false, false},
+                        Case{{5, 8}, {4, 8, 6}, false, false}, Case{{2, 1, 7, 8}, {3, 8, 2}, false, false},
+                        Case{{64, 784}, {256, 784}, false, true}}) {
+    Tensor a = randn(c.a).to(kBFloat16), b = randn(c.b).to(kBFloat16);
+    if (c.ta) a = a.t();
+    if (c.tb) b = b.t();
+    const Tensor got = matmul(a, b);
+    ASSERT_EQ(got.dtype(), kBFloat16);
+    const Tensor want = matmul(a.to(kFloat64), b.to(kFloat64));
+    ASSERT_EQ(got.shape(), want.shape());
+    // float32 accumulation, one rounding to bfloat16 (8 bits): relative 2^-8 of the largest term.
+    const double scale = values(abs(want).max())[0];
+    testing::expect_close(got, values(want), 1.0 / 128, scale / 128);
+  }
+}
+
+}  // namespace
+}  // namespace locus

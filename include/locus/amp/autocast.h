@@ -30,6 +30,7 @@ class AutocastGuard {
                          bool cache_enabled = true);
   /// `AutocastGuard(kCUDA, false)`: autocast off for `type` inside (`enabled=False`).
   AutocastGuard(DeviceType type, bool enabled);
+  /// Restores the state the guard found (and ends the weight cache with the outermost guard).
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
@@ -38,6 +39,7 @@ class AutocastGuard {
   DeviceType type_;
   bool previous_enabled_;
   DType previous_dtype_;
+  bool previous_cache_enabled_ = true;
 };
 
 /// Whether autocast is on for `type` on this thread.

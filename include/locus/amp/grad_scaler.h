@@ -45,13 +45,16 @@ struct GradScalerOptions {
 /// (unscale_ twice, step twice, update before any step) is a ValueError naming the call.
 class GradScaler {
  public:
+  /// A scaler starting at options.init_scale(); ValueError for a non-positive scale, a
+  /// growth factor not above 1, a backoff factor outside (0, 1) or a non-positive interval.
   explicit GradScaler(GradScalerOptions options = {});
 
   /// `loss * scale` (the loss itself when disabled).
   Tensor scale(const Tensor& loss) const;
   /// Divides the gradients of `optimizer`'s parameters by the scale, in place, and records
   /// whether any is inf or NaN. At most once per optimizer between two update() calls.
-  /// DTypeError for float16 gradients (PyTorch's refusal: unscaled in float16 they underflow).
+  /// ValueError for float16 gradients (PyTorch's refusal: unscaled in float16 they underflow).
+  /// A gradient shared by two parameters (tied weights) is unscaled once.
   void unscale_(optim::Optimizer& optimizer);
   /// Unscales (if unscale_ was not called) and runs optimizer.step() unless a gradient was inf
   /// or NaN. Returns whether the step ran.

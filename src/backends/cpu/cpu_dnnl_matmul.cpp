@@ -11,6 +11,7 @@
 #ifdef LOCUS_WITH_DNNL
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <oneapi/dnnl/dnnl_version.h>
 
 #include <cstring>
 #include <map>
@@ -37,6 +38,19 @@ ThreadDnnl& thread_dnnl() {
 
 constexpr size_t kMaxPrimitives = 256;
 
+// `g` with the strides of size-1 dims made contiguous (any stride walks one element, and oneDNN
+// may check leading dimensions), so equal layouts share one primitive.
+ops::MatmulArgs normalized(ops::MatmulArgs g) {
+  auto fix = [&](int64_t rows, int64_t cols, int64_t& batch_stride, int64_t& rs, int64_t& cs) {
+    if (cols == 1) cs = 1;
+    if (rows == 1) rs = cols * cs;
+    if (g.batch == 1) batch_stride = rows * cols;
+  };
+  fix(g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
+  fix(g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
+  return g;
+}
+
 // A [batch, rows, cols] operand; a broadcast batch (stride 0) is a batch of 1, which oneDNN
 // broadcasts itself.
 dnnl::memory::desc operand(int64_t batch, int64_t rows, int64_t cols, int64_t batch_stride, int64_t rs, int64_t cs) {
@@ -44,9 +58,17 @@ dnnl::memory::desc operand(int64_t batch, int64_t rows, int64_t cols, int64_t ba
   return dnnl::memory::desc({b, rows, cols}, dnnl::memory::data_type::bf16, {b == 1 ? rows * cols : batch_stride, rs, cs});
 }
 
+dnnl::matmul::primitive_desc describe(const dnnl::engine& engine, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                                      const dnnl::memory::desc& c) {
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::matmul::primitive_desc(engine, a, b, c);
+#else
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine);
+#endif
+}
+
 const std::optional<dnnl::matmul>& primitive_for(ThreadDnnl& t, const ops::MatmulArgs& g) {
-  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride == 0 ? 0 : g.a_batch_stride, g.a_row, g.a_col,
-                g.b_batch_stride == 0 ? 0 : g.b_batch_stride, g.b_row, g.b_col};
+  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col};
   auto it = t.primitives.find(key);
   if (it != t.primitives.end()) return it->second;
   if (t.primitives.size() >= kMaxPrimitives) t.primitives.clear();
@@ -55,7 +77,7 @@ const std::optional<dnnl::matmul>& primitive_for(ThreadDnnl& t, const ops::Matmu
     const auto a = operand(g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
     const auto b = operand(g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
     const dnnl::memory::desc c({g.batch, g.m, g.n}, dnnl::memory::data_type::bf16, {g.m * g.n, g.n, 1});
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), t.engine);
+    const dnnl::matmul::primitive_desc pd = describe(t.engine, a, b, c);
     if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) prim.emplace(pd);
   } catch (const dnnl::error&) {
     // No implementation for this layout: the widened path serves it.
@@ -65,7 +87,8 @@ const std::optional<dnnl::matmul>& primitive_for(ThreadDnnl& t, const ops::Matmu
 
 }  // namespace
 
-bool dnnl_bf16_matmul(const ops::MatmulArgs& g) {
+bool dnnl_bf16_matmul(const ops::MatmulArgs& args) {
+  const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
   const std::optional<dnnl::matmul>& prim = primitive_for(t, g);
   if (!prim) return false;
@@ -73,8 +96,12 @@ bool dnnl_bf16_matmul(const ops::MatmulArgs& g) {
   const auto b = operand(g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
   const dnnl::memory::desc c({g.batch, g.m, g.n}, dnnl::memory::data_type::bf16, {g.m * g.n, g.n, 1});
   dnnl::memory ma(a, t.engine, const_cast<char*>(g.a)), mb(b, t.engine, const_cast<char*>(g.b)), mc(c, t.engine, g.c);
-  prim->execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  t.stream.wait();
+  try {
+    prim->execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    t.stream.wait();
+  } catch (const dnnl::error&) {
+    return false;  // the widened path computes the whole product again
+  }
   return true;
 }
 

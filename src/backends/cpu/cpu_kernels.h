@@ -14,6 +14,7 @@ void softmax_kernel(const ops::SoftmaxArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);
 void index_kernel(const ops::IndexArgs& args);
 void random_kernel(const ops::RandomArgs& args);
+/// GradScaler's unscale and inf/NaN check (cpu_unscale.cpp).
 void unscale_kernel(const ops::UnscaleArgs& args);
 
 /// The CPU kernel table (also serves sim devices, whose memory is host memory).

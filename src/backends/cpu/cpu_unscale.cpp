@@ -12,7 +12,8 @@ namespace locus::cpu {
 namespace {
 
 // Returns whether [begin, end) of `p` held an inf or NaN. The check is a sum of v * 0, which is
-// NaN exactly when some v is not finite: one branch-free accumulation the compiler vectorises.
+// NaN exactly when some v is not finite: no branch in the loop. (Never build this file with
+// -ffast-math: it would fold v * 0 to 0.)
 template <class T>
 bool unscale_range(T* p, int64_t begin, int64_t end, compute_t<T> inv_scale) {
   compute_t<T> poison = 0;
