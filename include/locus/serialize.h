@@ -10,12 +10,17 @@
 
 namespace locus {
 
-/// Writes the tensors (from any device; copied to the host) to `path` in safetensors format.
-/// The write is atomic: a temporary file renamed into place, so a crash never leaves a
-/// half-written file. IOError naming the path on failure.
+/// Writes the tensors (from any device; copied to the host) to `path` in safetensors format,
+/// with a CRC-32 of header and data in `__metadata__["locus.crc32"]`. The write is atomic: a
+/// temporary file (`<path>.tmp`, overwritten by the next save if a crash left it) flushed to disk
+/// and renamed into place, so the path always holds the old file or the new one. IOError naming
+/// the path on failure; ValueError for an undefined tensor or the name `__metadata__`.
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path);
 /// Reads a safetensors file onto `map_location` (cpu by default). IOError naming the file and
-/// the problem for a missing, truncated or corrupt file.
+/// the problem for a path that is not a readable regular file, a truncated file, a header that
+/// is not one well-formed JSON object, data offsets that overlap, leave holes or do not cover the
+/// data exactly, sizes that overflow, unknown dtypes, or a checksum that does not match. Sizes
+/// are checked against the file before anything is allocated.
 std::map<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location = std::nullopt);
 
 }  // namespace locus

@@ -21,26 +21,51 @@ namespace {
   throw IOError("cannot read IDX file '" + path + "': " + problem);
 }
 
-// The whole file, decompressed when it is gzip (zlib reads raw files through the same calls).
-std::vector<unsigned char> read_all(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) fail(path, std::filesystem::exists(path) ? "it cannot be opened" : "no such file");
-  std::vector<unsigned char> bytes;
-  unsigned char buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int code = 0;
-      const std::string msg = gzerror(f, &code);
-      gzclose(f);
-      fail(path, "decompression failed (" + msg + "); the file is corrupt or truncated");
-    }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), buf, buf + n);
+// An IDX file opened through zlib, which reads raw files through the same calls.
+class IdxFile {
+ public:
+  explicit IdxFile(const std::string& path) : path_(path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) fail(path, "no such file");
+    if (!std::filesystem::is_regular_file(status))
+      fail(path, std::filesystem::is_directory(status) ? "it is a directory, not a file" : "it is not a regular file");
+    file_size_ = std::filesystem::file_size(path, ec);
+    if (ec) fail(path, "cannot read its size: " + ec.message());
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) fail(path, "it cannot be opened");
+    compressed_ = gzdirect(f_) == 0;
   }
-  gzclose(f);
-  return bytes;
-}
+  ~IdxFile() { gzclose(f_); }
+  IdxFile(const IdxFile&) = delete;
+  IdxFile& operator=(const IdxFile&) = delete;
+
+  /// Up to `n` bytes into `dst`; how many arrived (fewer at the end of the file).
+  size_t read(void* dst, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - got, size_t{1} << 30));
+      const int r = gzread(f_, static_cast<char*>(dst) + got, chunk);
+      if (r < 0) {
+        int code = 0;
+        fail(path_, std::string("decompression failed (") + gzerror(f_, &code) + "); the file is corrupt or truncated");
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  }
+  /// The most bytes the file can hold once decompressed: its size when raw; for gzip, deflate's
+  /// best ratio (1032:1) over its size, so a header promising more is refused before any
+  /// allocation.
+  uint64_t max_content_bytes() const { return compressed_ ? file_size_ * 1032 + 64 : file_size_; }
+
+ private:
+  std::string path_;
+  gzFile f_ = nullptr;
+  uint64_t file_size_ = 0;
+  bool compressed_ = false;
+};
 
 uint32_t big_endian32(const unsigned char* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
@@ -49,10 +74,12 @@ uint32_t big_endian32(const unsigned char* p) {
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
-  const std::vector<unsigned char> bytes = read_all(path);
-  if (bytes.size() < 4) fail(path, "it is " + std::to_string(bytes.size()) + " bytes long, shorter than the 4-byte header");
-  if (bytes[0] != 0 || bytes[1] != 0) fail(path, "it does not start with the IDX magic (two zero bytes)");
-  const unsigned type = bytes[2], ndim = bytes[3];
+  IdxFile file(path);
+  unsigned char magic[4];
+  const size_t got = file.read(magic, 4);
+  if (got < 4) fail(path, "it is " + std::to_string(got) + " bytes long, shorter than the 4-byte header");
+  if (magic[0] != 0 || magic[1] != 0) fail(path, "it does not start with the IDX magic (two zero bytes)");
+  const unsigned type = magic[2], ndim = magic[3];
   DType dtype;
   size_t item;
   switch (type) {
@@ -65,45 +92,46 @@ Tensor read_idx(const std::string& path) {
     default: fail(path, "unknown element type code 0x" + std::to_string(type));
   }
   if (ndim == 0) fail(path, "the header declares 0 dimensions");
-  const size_t header = 4 + 4 * size_t{ndim};
-  if (bytes.size() < header) fail(path, "truncated inside the header");
-  // The element count is checked against the bytes actually present before anything is sized
-  // from it: a product that wraps once made a 16-byte file "hold" 2^64 elements, and the copy
-  // below read far past the buffer.
+  std::vector<unsigned char> dims(4 * size_t{ndim});
+  if (file.read(dims.data(), dims.size()) < dims.size()) fail(path, "truncated inside the header");
+  // The byte count is checked for overflow and against what the file can hold before anything
+  // is sized from it: a product that wraps once made a 16-byte file "hold" 2^64 elements.
   Shape shape;
-  const size_t data_bytes = bytes.size() - header;
-  size_t count = 1;
+  uint64_t bytes = item;
   bool overflow = false;
   for (unsigned d = 0; d < ndim; ++d) {
-    const uint32_t n = big_endian32(&bytes[4 + 4 * d]);
+    const uint32_t n = big_endian32(&dims[4 * d]);
     shape.push_back(n);
-    overflow = overflow || __builtin_mul_overflow(count, size_t{n}, &count);
+    overflow = overflow || __builtin_mul_overflow(bytes, uint64_t{n}, &bytes);
   }
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) count = 0, overflow = false;
-  if (overflow || count > data_bytes / item) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) bytes = 0, overflow = false;
+  if (overflow || bytes > file.max_content_bytes()) {
     std::ostringstream os;
-    os << "truncated: the header promises shape " << shape << " of " << item << "-byte elements, the file has "
-       << data_bytes << " bytes of data";
+    os << "truncated: the header promises shape " << shape << " of " << item << "-byte elements, more than the file can hold";
     fail(path, os.str());
   }
-  if (data_bytes > count * item)
-    fail(path, std::to_string(data_bytes - count * item) + " bytes after the data the header describes");
   Tensor out;
   try {
     out = empty(shape, dtype);
   } catch (const ShapeError& e) {  // an empty shape whose strides cannot be represented
     fail(path, e.what());
   }
-  const unsigned char* src = bytes.data() + header;
   auto* dst = static_cast<unsigned char*>(out.data_ptr());
-  if (item == 1) {
-    if (count) std::memcpy(dst, src, count);  // an empty tensor may have no buffer at all
-  } else {
-    for (size_t i = 0; i < count; ++i) {
-      const unsigned char* e = src + i * item;
-      for (size_t b = 0; b < item; ++b) dst[i * item + b] = e[item - 1 - b];  // big-endian to host
-    }
+  const size_t read = bytes ? file.read(dst, bytes) : 0;
+  if (read < bytes) {
+    std::ostringstream os;
+    os << "truncated: the header promises shape " << shape << " of " << item << "-byte elements, the file has " << read
+       << " bytes of data";
+    fail(path, os.str());
   }
+  unsigned char extra[4096];
+  if (const size_t more = file.read(extra, sizeof extra)) {
+    size_t trailing = more;
+    while (const size_t k = file.read(extra, sizeof extra)) trailing += k;
+    fail(path, std::to_string(trailing) + " bytes after the data the header describes");
+  }
+  if (item > 1)  // big-endian to host
+    for (size_t i = 0; i < bytes / item; ++i) std::reverse(dst + i * item, dst + (i + 1) * item);
   return out;
 }
 

@@ -1,209 +1,218 @@
 // The safetensors format: an 8-byte little-endian header length, a JSON header mapping each
 // name to {dtype, shape, data_offsets}, then the raw little-endian data.
+//
+// Note [Safetensors checks]
+// The loader checks sizes before it allocates anything: the header length against the file's
+// real size (and the format's 100 MB cap), each shape's byte count without overflow, and the
+// layout the format requires: data offsets in order, contiguous from 0, not overlapping, and
+// covering the data section exactly (no holes, no trailing bytes). Each tensor is then read
+// straight into its own memory. Files Locus writes carry a CRC-32 (zlib) of every tensor's name,
+// dtype, shape and offsets and of the data in `__metadata__["locus.crc32"]`; the loader verifies
+// it when present, so a flipped bit is an IOError, not a different tensor. Files from other
+// writers have no checksum and are checked for layout only.
 
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <sstream>
 #include <vector>
 
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/serialize.h"
+#include "src/serialize/safetensors_header.h"
 
 namespace locus {
 namespace {
 
-const char* st_dtype(DType d) {
-  switch (d) {
-    case DType::Bool: return "BOOL";
-    case DType::UInt8: return "U8";
-    case DType::Int8: return "I8";
-    case DType::Int16: return "I16";
-    case DType::Int32: return "I32";
-    case DType::Int64: return "I64";
-    case DType::Float16: return "F16";
-    case DType::BFloat16: return "BF16";
-    case DType::Float32: return "F32";
-    case DType::Float64: return "F64";
-  }
-  return "F32";
-}
+using serialize::fail;
+using serialize::TensorEntry;
 
-std::optional<DType> from_st_dtype(const std::string& s) {
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (s == st_dtype(static_cast<DType>(i))) return static_cast<DType>(i);
-  return std::nullopt;
-}
+constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;  // the format's own limit
+constexpr const char* kChecksumKey = "locus.crc32";
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw IOError("cannot load '" + path + "': " + problem);
-}
-
-// A minimal reader for the header's JSON: an object of objects with strings, integer arrays.
-struct Cursor {
-  const std::string& s;
-  size_t i = 0;
-  const std::string& path;
-  void ws() {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  }
-  bool eat(char c) {
-    ws();
-    if (i < s.size() && s[i] == c) return ++i, true;
-    return false;
-  }
-  void expect(char c) {
-    if (!eat(c)) fail(path, std::string("malformed header: expected '") + c + "' at byte " + std::to_string(i));
-  }
-  std::string str() {
-    expect('"');
-    std::string out;
-    while (i < s.size() && s[i] != '"') {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i;
-      out += s[i++];
-    }
-    expect('"');
-    return out;
-  }
-  int64_t integer() {
-    ws();
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(s.substr(i, 24), &used);
-    } catch (...) {
-      fail(path, "malformed header: expected a number at byte " + std::to_string(i));
-    }
-    i += used;
-    return v;
-  }
-  void skip_value() {  // __metadata__ and unknown fields
-    ws();
-    if (eat('"')) {
-      --i;
-      str();
-    } else if (eat('{') || eat('[')) {
-      int depth = 1;
-      bool in_str = false;
-      while (i < s.size() && depth) {
-        const char c = s[i++];
-        if (in_str) { if (c == '\\') ++i; else if (c == '"') in_str = false; }
-        else if (c == '"') in_str = true;
-        else if (c == '{' || c == '[') ++depth;
-        else if (c == '}' || c == ']') --depth;
-      }
-    } else {
-      while (i < s.size() && s[i] != ',' && s[i] != '}') ++i;
-    }
-  }
+struct FileCloser {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
 };
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+// CRC-32 over what the header says of each tensor, in header order (the data is added after).
+uLong describe_tensors(const std::vector<TensorEntry>& tensors) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const TensorEntry& t : tensors) {
+    std::ostringstream os;
+    os << t.name << '\0' << serialize::safetensors_dtype(t.dtype) << '\0';
+    for (int64_t d : t.shape) os << d << ',';
+    os << '\0' << t.begin << '\0' << t.end << '\0';
+    const std::string s = os.str();
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()));
+  }
+  return crc;
+}
+
+uLong add_bytes(uLong crc, const void* data, uint64_t n) {
+  const auto* p = static_cast<const Bytef*>(data);
+  while (n > 0) {  // crc32 takes 32-bit lengths
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, uint64_t{1} << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk, n -= chunk;
+  }
+  return crc;
+}
+
+std::string hex32(uLong crc) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08lx", static_cast<unsigned long>(crc & 0xffffffffUL));
+  return buf;
+}
+
+// The byte count of a tensor entry, or an IOError when its shape's product overflows.
+uint64_t byte_count(const TensorEntry& t, const std::string& path) {
+  uint64_t n = itemsize(t.dtype);
+  for (int64_t d : t.shape)
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > uint64_t{INT64_MAX})
+      fail(path, "tensor '" + t.name + "' has a shape whose size overflows");
+  return n;
+}
+
+// Note [Safetensors checks]: order, contiguity, no overlap, exact cover of `data_size` bytes.
+void check_layout(const std::vector<TensorEntry>& tensors, uint64_t data_size, const std::string& path) {
+  std::vector<const TensorEntry*> by_offset;
+  for (const TensorEntry& t : tensors) {
+    if (t.end < t.begin) fail(path, "tensor '" + t.name + "' has data_offsets that end before they begin");
+    if (t.end - t.begin != byte_count(t, path))
+      fail(path, "tensor '" + t.name + "' has data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                     "] that do not match its shape and dtype (" + std::to_string(byte_count(t, path)) + " bytes)");
+    if (t.end > data_size)
+      fail(path, "truncated: tensor '" + t.name + "' ends at byte " + std::to_string(t.end) + " of " +
+                     std::to_string(data_size) + " bytes of data");
+    by_offset.push_back(&t);
+  }
+  std::stable_sort(by_offset.begin(), by_offset.end(),
+                   [](const TensorEntry* a, const TensorEntry* b) { return a->begin < b->begin || (a->begin == b->begin && a->end < b->end); });
+  uint64_t next = 0;
+  for (const TensorEntry* t : by_offset) {
+    if (t->begin < next) fail(path, "tensor '" + t->name + "' overlaps the data of another tensor");
+    if (t->begin > next)
+      fail(path, "a hole in the data: bytes " + std::to_string(next) + " to " + std::to_string(t->begin) +
+                     " belong to no tensor (before '" + t->name + "')");
+    next = t->end;
+  }
+  if (next != data_size)
+    fail(path, std::to_string(data_size - next) + " bytes after the last tensor's data belong to no tensor");
+}
+
+void read_exactly(std::FILE* f, void* dst, uint64_t n, const std::string& path) {
+  if (n && std::fread(dst, 1, n, f) != n) fail(path, "truncated: the file ended while reading");
+}
 
 }  // namespace
 
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path) {
-  std::ostringstream header;
   std::vector<Tensor> hosts;
-  size_t offset = 0;
-  header << "{";
-  bool first = true;
+  std::vector<TensorEntry> entries;
+  uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
+    if (name == "__metadata__")
+      throw ValueError("cannot save to '" + path + "': '__metadata__' is the format's own key, not a tensor name");
+    if (!t.defined()) throw ValueError("cannot save to '" + path + "': tensor '" + name + "' is undefined");
     const Tensor h = t.detach().cpu().contiguous();
     // A host read: a non-blocking device-to-host copy into `h` must land first (Note [Host
     // reads wait]); the untyped pointer below does not wait by itself.
     h.impl()->storage()->wait_for_pending_work();
     hosts.push_back(h);
-    header << (first ? "" : ",") << "\"" << name << "\":{\"dtype\":\"" << st_dtype(h.dtype()) << "\",\"shape\":[";
-    for (int64_t d = 0; d < h.dim(); ++d) header << (d ? "," : "") << h.size(d);
-    header << "],\"data_offsets\":[" << offset << "," << offset + h.nbytes() << "]}";
+    entries.push_back({name, h.dtype(), h.shape(), offset, offset + h.nbytes()});
     offset += h.nbytes();
-    first = false;
+  }
+  uLong crc = describe_tensors(entries);
+  for (const Tensor& h : hosts) crc = add_bytes(crc, h.data_ptr(), h.nbytes());
+  std::ostringstream header;
+  header << "{\"__metadata__\":{" << serialize::json_string(kChecksumKey) << ":\"" << hex32(crc) << "\"}";
+  for (const TensorEntry& e : entries) {
+    header << "," << serialize::json_string(e.name) << ":{\"dtype\":\"" << serialize::safetensors_dtype(e.dtype)
+           << "\",\"shape\":[";
+    for (size_t d = 0; d < e.shape.size(); ++d) header << (d ? "," : "") << e.shape[d];
+    header << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
   }
   header << "}";
   std::string text = header.str();
   while (text.size() % 8) text += ' ';  // data starts 8-byte aligned
+  // One fixed temporary name: a save killed half-way leaves at most this file, which the next
+  // save overwrites; the rename makes the new file appear whole or not at all.
   const std::string tmp = path + ".tmp";
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IOError("cannot save to '" + path + "': cannot create '" + tmp + "'");
-    uint64_t n = text.size();
+    File out(std::fopen(tmp.c_str(), "wb"));
+    if (!out) throw IOError("cannot save to '" + path + "': cannot create '" + tmp + "': " + std::strerror(errno));
     unsigned char len[8];
-    for (int b = 0; b < 8; ++b) len[b] = static_cast<unsigned char>(n >> (8 * b));
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const Tensor& h : hosts) out.write(static_cast<const char*>(h.data_ptr()), static_cast<std::streamsize>(h.nbytes()));
-    out.flush();
-    if (!out) throw IOError("cannot save to '" + path + "': write failed (disk full?)");
+    for (int b = 0; b < 8; ++b) len[b] = static_cast<unsigned char>(uint64_t{text.size()} >> (8 * b));
+    bool ok = std::fwrite(len, 1, 8, out.get()) == 8 && std::fwrite(text.data(), 1, text.size(), out.get()) == text.size();
+    for (const Tensor& h : hosts) ok = ok && std::fwrite(h.data_ptr(), 1, h.nbytes(), out.get()) == h.nbytes();
+    // On the disk before the rename, so a crash of the machine cannot leave a renamed empty file.
+    ok = ok && std::fflush(out.get()) == 0 && ::fsync(::fileno(out.get())) == 0;
+    if (!ok) {
+      const std::string why = std::strerror(errno);
+      out.reset();
+      std::remove(tmp.c_str());
+      throw IOError("cannot save to '" + path + "': write failed: " + why);
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IOError("cannot save to '" + path + "': " + ec.message());
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw IOError("cannot save to '" + path + "': " + ec.message());
+  }
 }
 
 std::map<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::filesystem::exists(path) ? "it cannot be opened" : "no such file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 8) fail(path, "truncated: shorter than the 8-byte header length");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) fail(path, "no such file");
+  if (!std::filesystem::is_regular_file(status))
+    fail(path, std::filesystem::is_directory(status) ? "it is a directory, not a file" : "it is not a regular file");
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "cannot read its size: " + ec.message());
+  File in(std::fopen(path.c_str(), "rb"));
+  if (!in) fail(path, std::string("it cannot be opened: ") + std::strerror(errno));
+  if (file_size < 8) fail(path, "truncated: shorter than the 8-byte header length");
+  unsigned char len[8];
+  read_exactly(in.get(), len, 8, path);
   uint64_t n = 0;
-  for (int b = 0; b < 8; ++b) n |= uint64_t{static_cast<unsigned char>(bytes[static_cast<size_t>(b)])} << (8 * b);
-  if (n > bytes.size() - 8) fail(path, "truncated: the header claims " + std::to_string(n) + " bytes");
-  const std::string header = bytes.substr(8, n);
-  const size_t data_start = 8 + n, data_size = bytes.size() - data_start;
-  std::map<std::string, Tensor> out;
-  Cursor c{header, 0, path};
-  c.expect('{');
-  if (!c.eat('}')) {
-    do {
-      const std::string name = c.str();
-      c.expect(':');
-      if (name == "__metadata__") {
-        c.skip_value();
-        continue;
-      }
-      std::optional<DType> dtype;
-      Shape shape;
-      int64_t begin = -1, end = -1;
-      c.expect('{');
-      do {
-        const std::string key = c.str();
-        c.expect(':');
-        if (key == "dtype") {
-          const std::string d = c.str();
-          dtype = from_st_dtype(d);
-          if (!dtype) fail(path, "tensor '" + name + "' has unsupported dtype " + d);
-        } else if (key == "shape") {
-          c.expect('[');
-          if (!c.eat(']')) {
-            do shape.push_back(c.integer());
-            while (c.eat(','));
-            c.expect(']');
-          }
-        } else if (key == "data_offsets") {
-          c.expect('[');
-          begin = c.integer();
-          c.expect(',');
-          end = c.integer();
-          c.expect(']');
-        } else {
-          c.skip_value();
-        }
-      } while (c.eat(','));
-      c.expect('}');
-      if (!dtype || begin < 0) fail(path, "tensor '" + name + "' lacks dtype or data_offsets");
-      const auto expected = static_cast<int64_t>(static_cast<size_t>(shape.numel()) * itemsize(*dtype));
-      if (end - begin != expected) fail(path, "tensor '" + name + "' has data_offsets that do not match its shape");
-      if (static_cast<size_t>(end) > data_size)
-        fail(path, "truncated: tensor '" + name + "' ends at byte " + std::to_string(end) + " of " +
-                       std::to_string(data_size) + " bytes of data");
-      Tensor t = empty(shape, *dtype);
-      std::memcpy(t.data_ptr(), bytes.data() + data_start + begin, static_cast<size_t>(expected));
-      out[name] = map_location ? t.to(*map_location) : t;
-    } while (c.eat(','));
-    c.expect('}');
+  for (int b = 0; b < 8; ++b) n |= uint64_t{len[b]} << (8 * b);
+  if (n > file_size - 8)
+    fail(path, "truncated: the header claims " + std::to_string(n) + " bytes, the file has " + std::to_string(file_size - 8) +
+                   " after the length");
+  if (n > kMaxHeaderBytes) fail(path, "the header claims " + std::to_string(n) + " bytes, more than the format's 100 MB");
+  std::string text(n, '\0');
+  read_exactly(in.get(), text.data(), n, path);
+  const serialize::Header header = serialize::parse_header(text, path);
+  const uint64_t data_size = file_size - 8 - n;
+  check_layout(header.tensors, data_size, path);
+  // Read in offset order (the data section front to back), checksumming as it streams by.
+  std::vector<const TensorEntry*> by_offset;
+  for (const TensorEntry& t : header.tensors) by_offset.push_back(&t);
+  std::stable_sort(by_offset.begin(), by_offset.end(), [](const TensorEntry* a, const TensorEntry* b) { return a->begin < b->begin; });
+  uLong crc = describe_tensors(header.tensors);
+  std::map<std::string, Tensor> loaded;
+  for (const TensorEntry* t : by_offset) {
+    Tensor host = empty(t->shape, t->dtype);
+    read_exactly(in.get(), host.data_ptr(), t->end - t->begin, path);
+    crc = add_bytes(crc, host.data_ptr(), t->end - t->begin);
+    loaded[t->name] = std::move(host);
   }
-  return out;
+  const auto stored = header.metadata.find(kChecksumKey);
+  if (stored != header.metadata.end() && stored->second != hex32(crc))
+    fail(path, "checksum mismatch (the header or the data changed after it was written: stored " + stored->second +
+                   ", computed " + hex32(crc) + ")");
+  if (map_location)
+    for (auto& [name, t] : loaded) t = t.to(*map_location);
+  return loaded;
 }
 
 }  // namespace locus

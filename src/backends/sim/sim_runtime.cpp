@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <bitset>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -23,20 +24,26 @@ namespace {
 
 // "4096", "512M", "2G", "1GiB": bytes with an optional binary suffix.
 uint64_t parse_bytes(const std::string& text, const char* what) {
+  // A decimal number (strtod alone would also take "0x10", "inf" and "nan"), then a suffix.
+  const std::string number = text.substr(0, text.find_first_not_of("0123456789.eE+-"));
+  const std::string suffix = text.substr(number.size());
   char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  std::string suffix(end ? end : "");
+  const double v = number.empty() ? 0 : std::strtod(number.c_str(), &end);
+  bool ok = !number.empty() && end == number.c_str() + number.size();
   uint64_t mult = 1;
   if (suffix == "" || suffix == "B") mult = 1;
   else if (suffix == "K" || suffix == "KiB") mult = uint64_t{1} << 10;
   else if (suffix == "M" || suffix == "MiB") mult = uint64_t{1} << 20;
   else if (suffix == "G" || suffix == "GiB") mult = uint64_t{1} << 30;
-  else end = nullptr;
-  if (!end || end == text.c_str() || v <= 0)
+  else ok = false;
+  // A size below one byte or a fractional byte count is no size, and 2^62 bytes is far beyond
+  // any machine (and converts to uint64 exactly).
+  const double bytes = v * static_cast<double>(mult);
+  if (!ok || !(bytes >= 1 && bytes <= 0x1p62) || bytes != std::floor(bytes))
     throw ValueError(std::string(what) + "='" + text +
-                     "' is not a size: expected bytes as a positive number, optionally followed by K, M or G "
-                     "(e.g. 4294967296 or 4G)");
-  return static_cast<uint64_t>(v * static_cast<double>(mult));
+                     "' is not a size: expected a whole number of bytes from 1 to 2^62, optionally as a number "
+                     "followed by K, M or G (e.g. 4294967296 or 4G)");
+  return static_cast<uint64_t>(bytes);
 }
 
 sim::Config config_from_env() {
@@ -209,6 +216,10 @@ void configure(const Config& c) { sim_backend::instance().configure(c); }
 void reset_config() { sim_backend::instance().reset(); }
 int device_count() noexcept { return sim_backend::instance().device_count(); }
 int current_device() { return sim_backend::instance().current_device(); }
-void set_device(int index) { locus::set_device(Device(DeviceType::Sim, index)); }
+void set_device(int index) {
+  // Device(kSim, -1) means "the current one"; as an argument to set_device it is a mistake.
+  if (index < 0) throw IndexError("sim::set_device: device index " + std::to_string(index) + " is negative");
+  locus::set_device(Device(DeviceType::Sim, index));
+}
 
 }  // namespace locus::sim

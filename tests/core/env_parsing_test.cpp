@@ -1,0 +1,59 @@
+// The LOCUS_* environment variables and index arguments: out-of-range or non-numeric values are
+// a ValueError / IndexError naming the value, never undefined behaviour or a silent 0.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "locus/locus.h"
+
+namespace locus {
+namespace {
+
+// Restores LOCUS_SIM_MEMORY and the sim configuration when the test ends.
+class SimMemoryEnv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("LOCUS_SIM_MEMORY")) saved_ = v, had_ = true;
+    original_ = sim::config();
+  }
+  void TearDown() override {
+    if (had_) ::setenv("LOCUS_SIM_MEMORY", saved_.c_str(), 1);
+    else ::unsetenv("LOCUS_SIM_MEMORY");
+    sim::configure(original_);
+  }
+  std::string saved_;
+  bool had_ = false;
+  sim::Config original_;
+};
+
+TEST_F(SimMemoryEnv, OutOfRangeAndFractionalSizesAreValueErrors) {
+  for (const char* bad : {"1e30", "inf", "-inf", "nan", "0.5", "0", "-1", "1.5", "abc", "4X", "", "1e19", "0x10"}) {
+    ::setenv("LOCUS_SIM_MEMORY", bad, 1);
+    try {
+      sim::reset_config();
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ValueError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("LOCUS_SIM_MEMORY='") + bad + "' is not a size", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST_F(SimMemoryEnv, SizesWithSuffixes) {
+  const std::pair<const char*, uint64_t> good[] = {{"4096", 4096}, {"512M", uint64_t{512} << 20}, {"0.5G", uint64_t{512} << 20},
+                                                   {"2GiB", uint64_t{2} << 30}, {"1K", 1024}};
+  for (const auto& [text, bytes] : good) {
+    ::setenv("LOCUS_SIM_MEMORY", text, 1);
+    sim::reset_config();
+    EXPECT_EQ(sim::config().memory_bytes, bytes) << text;
+  }
+}
+
+TEST(SimDevice, NegativeIndexIsAnIndexError) {
+  EXPECT_THROW(sim::set_device(-1), IndexError);
+  EXPECT_THROW(sim::set_device(-7), IndexError);
+  EXPECT_EQ(current_device(DeviceType::Sim).index(), 0);
+}
+
+}  // namespace
+}  // namespace locus

@@ -1,0 +1,156 @@
+// Faults survived (issue 14): out of memory again and again without drift, long training with
+// flat memory, threads on several devices at once, and checkpoints that are never torn.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "locus/locus.h"
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+// Sim devices of `bytes` capacity for the test's lifetime.
+class SmallSim {
+ public:
+  explicit SmallSim(uint64_t bytes) : original_(sim::config()) {
+    sim::Config small = original_;
+    small.memory_bytes = bytes;
+    sim::configure(small);
+  }
+  ~SmallSim() { sim::configure(original_); }
+
+ private:
+  sim::Config original_;
+};
+
+TEST(Faults, OutOfMemoryAHundredTimesWithoutDrift) {
+  const SmallSim sim(uint64_t{64} << 20);
+  const Device d("sim:0");
+  const Tensor keep = ones({1 << 20}, d);  // 4 MiB held throughout
+  const int64_t allocated = memory::memory_allocated(d);
+  int64_t reserved = -1;
+  for (int i = 0; i < 100; ++i) {
+    try {
+      empty({int64_t{20} << 20}, d);  // 80 MiB
+      FAIL() << "no OutOfMemoryError at round " << i;
+    } catch (const OutOfMemoryError& e) {
+      ASSERT_EQ(e.requested(), uint64_t{80} << 20) << i;
+      ASSERT_EQ(e.capacity(), uint64_t{64} << 20) << i;
+      ASSERT_EQ(e.allocated(), static_cast<uint64_t>(allocated)) << i;
+    }
+    const Tensor work = ones({1 << 20}, d) + keep;  // normal work after each failure
+    ASSERT_EQ(work.sum().item<float>(), float(2 << 20)) << i;
+    ASSERT_EQ(memory::memory_allocated(d), allocated + (int64_t{4} << 20)) << i;  // `work`
+    // The failed allocation releases the cache (the OOM ladder), the work reserves again: every
+    // round ends with the same reservation, so nothing drifts.
+    if (i == 0) reserved = memory::memory_reserved(d);
+    ASSERT_EQ(memory::memory_reserved(d), reserved) << i;
+  }
+  EXPECT_EQ(memory::memory_allocated(d), allocated);
+  EXPECT_EQ(memory::memory_stats(d).num_ooms, 100);
+}
+
+TEST(Faults, TenThousandTrainingStepsKeepMemoryFlat) {
+  const Device d("sim:0");
+  manual_seed(0);
+  nn::Linear model(16, 4);
+  model->to(d);
+  optim::Adam opt(model->parameters(), 1e-3);
+  const Tensor x = randn({8, 16}, d);
+  const Tensor y = randint(0, 4, {8}, TensorOptions().device(d));
+  auto step = [&] {
+    opt.zero_grad();
+    nn::cross_entropy(model(x), y).backward();
+    opt.step();
+  };
+  step();
+  const int64_t after_first = memory::memory_allocated(d);
+  for (int i = 1; i < 10000; ++i) step();
+  EXPECT_EQ(memory::memory_allocated(d), after_first);
+}
+
+// Four threads, each with its own current sim device, moving tensors between cpu, sim:0 and
+// sim:1 and computing; every value checked, memory back to where it started.
+TEST(Faults, FourThreadsAcrossDevices) {
+  const int64_t base0 = memory::memory_allocated(Device("sim:0")), base1 = memory::memory_allocated(Device("sim:1"));
+  std::atomic<int> wrong{0}, errors{0}, rounds{0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        sim::set_device(t % 2);
+        const Device mine = current_device(DeviceType::Sim), other(DeviceType::Sim, 1 - t % 2);
+        int64_t k = 0;
+        while (std::chrono::steady_clock::now() < deadline) {
+          const double v = static_cast<double>(t * 1000 + k++ % 1000);
+          const Tensor a = full({257}, v, TensorOptions().dtype(kFloat64).device(mine));
+          const Tensor b = (a.to(other) * 2.0).cpu() + 1.0;
+          const Tensor c = b.to(mine).sum();
+          if (c.item<double>() != 257 * (2 * v + 1)) ++wrong;
+          if (current_device(DeviceType::Sim) != mine) ++wrong;
+          ++rounds;
+        }
+      } catch (...) {
+        ++errors;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(rounds.load(), 100);
+  EXPECT_EQ(memory::memory_allocated(Device("sim:0")), base0);
+  EXPECT_EQ(memory::memory_allocated(Device("sim:1")), base1);
+}
+
+// A child saving a large checkpoint over a valid one, killed with SIGKILL at random moments:
+// the path always loads and holds the old or the new contents, and no temporary file but the
+// one the next save overwrites is ever left.
+TEST(Faults, CheckpointsSurviveSIGKILL) {
+  const std::string dir = ::testing::TempDir() + "/locus_kill_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/model.safetensors";
+  const Tensor old_value = full({1 << 20}, 1.0f), new_value = full({1 << 20}, 2.0f);
+  save({{"w", old_value}}, path);
+  std::mt19937 rng(7);
+  int killed_mid_write = 0;
+  for (int round = 0; round < 50; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // 16 tensors of 4 MiB: long enough to be killed in the middle of.
+      std::map<std::string, Tensor> big;
+      for (int i = 0; i < 16; ++i) big["w" + (i ? std::to_string(i) : std::string())] = new_value;
+      for (;;) save(big, path);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 60000));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    const auto loaded = load(path);  // never torn: throws (and fails the test) if it were
+    const float w = loaded.at("w")[0].item<float>();
+    ASSERT_TRUE(w == 1.0f || w == 2.0f) << "round " << round;
+    ASSERT_EQ(loaded.size(), w == 1.0f ? 1u : 16u) << "round " << round;
+    killed_mid_write += std::filesystem::exists(path + ".tmp");
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+    ASSERT_LE(files, 2) << "temporary files accumulate";
+  }
+  save({{"w", old_value}}, path);  // the next save takes the leftover's place
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_GT(killed_mid_write, 0) << "no kill landed during a write: the test did not test";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace locus
