@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test (ctest), then the sanitizer build unless LOCUS_SKIP_SANITIZE=1.
+# Installs, builds and runs every test (ctest), then the sanitizer build unless LOCUS_SKIP_SANITIZE=1,
+# then each fuzz target for 30 s on its corpus (clang, libFuzzer) unless LOCUS_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -8,4 +9,8 @@ ctest --preset release
 if [ "${LOCUS_SKIP_SANITIZE:-0}" != 1 ]; then
   scripts/build.sh sanitize
   ctest --preset sanitize
+fi
+if [ "${LOCUS_SKIP_FUZZ:-0}" != 1 ]; then
+  scripts/build.sh fuzz
+  ctest --preset fuzz
 fi
