@@ -12,8 +12,9 @@ namespace locus {
 
 /// Writes the tensors (from any device; copied to the host) to `path` in safetensors format,
 /// with a CRC-32 of header and data in `__metadata__["locus.crc32"]`. The write is atomic: a
-/// temporary file (`<path>.tmp`, overwritten by the next save if a crash left it) flushed to disk
-/// and renamed into place, so the path always holds the old file or the new one. IOError naming
+/// temporary file (`<path>.tmp.<pid>.<n>`; one a killed save left behind is removed by the next
+/// save to the path) flushed to disk and renamed into place, so the path always holds the old
+/// file or the new one, also when several processes save to it at once. IOError naming
 /// the path on failure; ValueError for an undefined tensor or the name `__metadata__`.
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path);
 /// Reads a safetensors file onto `map_location` (cpu by default). IOError naming the file and

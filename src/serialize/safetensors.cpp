@@ -11,12 +11,15 @@
 // it when present, so a flipped bit is an IOError, not a different tensor. Files from other
 // writers have no checksum and are checked for layout only.
 
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -112,6 +115,22 @@ void read_exactly(std::FILE* f, void* dst, uint64_t n, const std::string& path) 
   if (n && std::fread(dst, 1, n, f) != n) fail(path, "truncated: the file ended while reading");
 }
 
+constexpr const char* kTempMarker = ".tmp.";
+
+// Removes `<path>.tmp.<pid>.<n>` files whose process no longer exists (a save that was killed).
+void remove_stale_temporaries(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  const std::string prefix = p.filename().string() + kTempMarker;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path) {
@@ -143,9 +162,12 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
   header << "}";
   std::string text = header.str();
   while (text.size() % 8) text += ' ';  // data starts 8-byte aligned
-  // One fixed temporary name: a save killed half-way leaves at most this file, which the next
-  // save overwrites; the rename makes the new file appear whole or not at all.
-  const std::string tmp = path + ".tmp";
+  // A temporary name per process and call, so concurrent saves to one path never share a file;
+  // the rename makes the new file appear whole or not at all. A save killed half-way leaves its
+  // temporary file, which the next save to the path removes.
+  remove_stale_temporaries(path);
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + kTempMarker + std::to_string(::getpid()) + "." + std::to_string(counter++);
   {
     File out(std::fopen(tmp.c_str(), "wb"));
     if (!out) throw IOError("cannot save to '" + path + "': cannot create '" + tmp + "': " + std::strerror(errno));

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 
 #include "locus/locus.h"
@@ -160,7 +162,7 @@ TEST_P(GradScalerTest, StateRoundTrip) {
   EXPECT_EQ(restored.options().backoff_factor(), 0.25);
   EXPECT_EQ(restored.state_dict().at("scale").item<double>(), 64);
   // Through a safetensors file as well.
-  const std::string path = ::testing::TempDir() + "/scaler.safetensors";
+  const std::string path = ::testing::TempDir() + "/scaler_" + std::to_string(::getpid()) + ".safetensors";
   save(state, path);
   amp::GradScaler from_file;
   from_file.load_state_dict(load(path));

@@ -9,13 +9,19 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "locus/locus.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/locus_st_" + name; }
+// Per test and process: ctest runs the tests of this file in parallel processes.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/locus_st_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+         std::to_string(::getpid()) + "_" + name;
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
