@@ -9,6 +9,7 @@
 #include "locus/distributed.h"
 #include "locus/errors.h"
 #include "src/distributed/caller_waits.h"
+#include "src/distributed/rendezvous_address.h"
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
 #endif
@@ -21,18 +22,6 @@ namespace {
 
 std::mutex g_mutex;
 std::shared_ptr<ProcessGroup> g_default;
-
-int from_env(int given, const char* var) {
-  if (given >= 0) return given;
-  const char* v = std::getenv(var);
-  if (!v || !*v)
-    throw ValueError(std::string("init_process_group: environment variable ") + var +
-                     " expected, but not set (run under `locus run`, or pass GroupOptions().rank(r).world_size(n))");
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end || n < 0) throw ValueError(std::string("init_process_group: ") + var + "='" + v + "' is not a non-negative integer");
-  return static_cast<int>(n);
-}
 
 class DoneWork final : public Work {
  public:
@@ -79,8 +68,8 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
                                   (backend == "gloo"   ? " (install libgloo-dev and rebuild)"
                                    : backend == "nccl" ? " (it needs the CUDA toolkit's NCCL and Gloo at build time)"
                                                        : " (use gloo for cpu tensors, nccl for cuda tensors)"));
-  const int rank = from_env(options.rank(), "RANK");
-  const int size = from_env(options.world_size(), "WORLD_SIZE");
+  const int rank = rank_variable(options.rank(), "RANK");
+  const int size = rank_variable(options.world_size(), "WORLD_SIZE");
   if (size < 1 || rank >= size)
     throw ValueError("init_process_group: rank " + std::to_string(rank) + " is not in a world of size " + std::to_string(size));
   std::string store = options.store();
@@ -125,7 +114,7 @@ int get_rank() { return default_group().rank(); }
 int get_world_size() { return default_group().size(); }
 int get_local_rank() {
   const char* v = std::getenv("LOCAL_RANK");
-  return v && *v ? from_env(-1, "LOCAL_RANK") : 0;
+  return v && *v ? rank_variable(-1, "LOCAL_RANK") : 0;
 }
 
 std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {

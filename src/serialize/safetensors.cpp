@@ -174,7 +174,8 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
     unsigned char len[8];
     for (int b = 0; b < 8; ++b) len[b] = static_cast<unsigned char>(uint64_t{text.size()} >> (8 * b));
     bool ok = std::fwrite(len, 1, 8, out.get()) == 8 && std::fwrite(text.data(), 1, text.size(), out.get()) == text.size();
-    for (const Tensor& h : hosts) ok = ok && std::fwrite(h.data_ptr(), 1, h.nbytes(), out.get()) == h.nbytes();
+    for (const Tensor& h : hosts)  // an empty tensor may have no buffer at all: nothing to write
+      ok = ok && (h.nbytes() == 0 || std::fwrite(h.data_ptr(), 1, h.nbytes(), out.get()) == h.nbytes());
     // On the disk before the rename, so a crash of the machine cannot leave a renamed empty file.
     ok = ok && std::fflush(out.get()) == 0 && ::fsync(::fileno(out.get())) == 0;
     if (!ok) {

@@ -57,3 +57,33 @@ TEST(SimDevice, NegativeIndexIsAnIndexError) {
 
 }  // namespace
 }  // namespace locus
+
+#include "src/distributed/rendezvous_address.h"
+
+namespace locus {
+namespace {
+
+TEST(RendezvousInput, RankVariablesAreDecimalIntegersInRange) {
+  for (const char* bad : {"-1", "+1", " 1", "1x", "0x10", "2147483648", "99999999999999999999", ""}) {
+    ::setenv("LOCUS_TEST_RANK", bad, 1);
+    EXPECT_THROW(distributed::rank_variable(-1, "LOCUS_TEST_RANK"), ValueError) << "'" << bad << "'";
+  }
+  ::setenv("LOCUS_TEST_RANK", "2147483647", 1);
+  EXPECT_EQ(distributed::rank_variable(-1, "LOCUS_TEST_RANK"), 2147483647);
+  EXPECT_EQ(distributed::rank_variable(5, "LOCUS_TEST_RANK"), 5);
+  ::unsetenv("LOCUS_TEST_RANK");
+}
+
+TEST(RendezvousInput, StoreUrls) {
+  const auto redis = distributed::parse_store_url("redis://10.0.0.1:6380");
+  EXPECT_EQ(redis.host, "10.0.0.1");
+  EXPECT_EQ(redis.port, 6380);
+  EXPECT_EQ(distributed::parse_store_url("redis://h").port, 6379);
+  EXPECT_EQ(distributed::parse_store_url("file:///tmp/s").dir, "/tmp/s");
+  for (const char* bad : {"redis://h:0", "redis://h:65536", "redis://h:", "redis://h:+1", "redis://:1", "redis://h:99999999999",
+                          "file://", "tcp://h:1", "h:1"})
+    EXPECT_THROW(distributed::parse_store_url(bad), ValueError) << bad;
+}
+
+}  // namespace
+}  // namespace locus

@@ -17,6 +17,7 @@
 #include "tools/locus/port_check.h"
 #include "tools/locus/rank_supervisor.h"
 #include "tools/locus/run_launcher.h"
+#include "tools/locus/run_options.h"
 #include "tools/locus/spawn.h"
 #include "tools/locus/temp_dir.h"
 
@@ -25,50 +26,15 @@ extern char** environ;
 namespace locus::cli {
 namespace {
 
-struct RunArgs {
-  int nproc_per_node = 1;
-  int nnodes = 1;
-  int node_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
-  std::string store;
-  std::string run_id;
-  double grace_period = 3;
-};
-
 // The variables `locus run` sets (torchrun's names, then Locus's), replaced where inherited.
 constexpr const char* kOwnVariables[] = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "GROUP_RANK",
                                          "MASTER_ADDR", "MASTER_PORT", "LOCUS_STORE", "LOCUS_RUN_ID"};
 
-[[noreturn]] void usage_error(const std::string& message) { throw CLI::ValidationError("locus run", message); }
 
 // The launcher's own failures (not a rank's): one line, then the exit code.
 [[noreturn]] void launch_error(const std::string& message, int exit_code) {
   std::cerr << "locus run: " << message << std::endl;
   throw CLI::RuntimeError(exit_code);
-}
-
-void validate(const RunArgs& a, const std::vector<std::string>& command) {
-  if (command.empty()) usage_error("no program to run (locus run [options] program [args...])");
-  // CLI11 leaves an option it does not know where the program would be.
-  if (command[0].size() > 1 && command[0][0] == '-') usage_error("unknown option " + command[0]);
-  if (a.node_rank >= a.nnodes) {
-    usage_error("--node-rank " + std::to_string(a.node_rank) + " must be below --nnodes " + std::to_string(a.nnodes));
-  }
-  if (a.master_addr.empty()) usage_error("--master-addr is empty");
-  if (a.nnodes > 1 && a.run_id.empty()) {
-    usage_error("--nnodes " + std::to_string(a.nnodes) +
-                " needs --run-id ID, the same on every node and new for every launch (a job id such as "
-                "$SLURM_JOB_ID), so that this launch's ranks cannot meet a previous launch's keys in the store");
-  }
-  for (const char c : a.run_id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') {
-      usage_error("--run-id '" + a.run_id + "' may hold only letters, digits and - _ . :");
-    }
-  }
-  if (!a.store.empty() && a.store.find("://") == std::string::npos) {
-    usage_error("--store '" + a.store + "' is not a URL such as file:///shared/dir or redis://host:port");
-  }
 }
 
 // 64 random bits: launches on one machine, even at the same second, never share an id.
@@ -175,44 +141,8 @@ void run_ranks_on_this_node(int nproc, const std::vector<std::string>& command) 
 
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Start the ranks of a distributed program on this node (torchrun)");
-  // Everything from the program's name on belongs to the program, its options included: CLI11
-  // leaves it in remaining(). The positional "program" accepts nothing and so never takes a word;
-  // it names the program in the help, and it keeps a "--" with `locus run` (CLI11 hands "--" up to
-  // `locus`, which would reject what follows, when a subcommand has no positional left to fill).
-  cmd->prefix_command()->validate_positionals();
-  cmd->add_option_function<std::string>(
-         "program", [](const std::string&) {}, "the program (looked up in PATH), then its arguments")
-      ->check(CLI::Validator([](std::string&) { return std::string("left in remaining()"); }, ""));
-  cmd->footer(
-      "Usage: locus run [options] program [args...]\n"
-      "Every rank gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,\n"
-      "LOCUS_STORE and LOCUS_RUN_ID. The first rank to fail stops all the others. See docs/launcher.md.");
-  cmd->add_option("--nproc-per-node,--nproc_per_node", args->nproc_per_node, "processes (ranks) on this node")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--nnodes", args->nnodes, "nodes (machines), each running its own `locus run`")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--node-rank,--node_rank", args->node_rank, "this node's index, 0 on the master")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--master-addr,--master_addr", args->master_addr, "address of the master node")->capture_default_str();
-  cmd->add_option("--master-port,--master_port", args->master_port, "port on the master node")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65535));
-  cmd->add_option("--store", args->store,
-                  "rendezvous store URL (default: file://<private temp dir> on one node, "
-                  "redis://MASTER_ADDR:MASTER_PORT on several)");
-  cmd->add_option("--run-id,--run_id", args->run_id, "id shared by every rank of this launch (required with --nnodes > 1)");
-  cmd->add_option("--grace-period", args->grace_period, "seconds between SIGTERM and SIGKILL when stopping the ranks")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
-  cmd->callback([args, cmd] {
-    std::vector<std::string> command = cmd->remaining();
-    if (!command.empty() && command[0] == "--") command.erase(command.begin());
-    run_launcher(*args, command);
-  });
+  CLI::App* cmd = define_run_command(app, args);
+  cmd->callback([args, cmd] { run_launcher(*args, run_program(*cmd)); });
 }
 
 }  // namespace locus::cli
