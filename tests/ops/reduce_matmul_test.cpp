@@ -117,6 +117,9 @@ TEST_P(Numeric, CatStackIndexSelectGather) {
   expect_close(gather(a, 1, tensor({0, 0, 2, 1}).reshape({2, 2}).to(dev())), {0, 0, 5, 4});
   // .cpu(): on cuda the check runs on the device and raises at the next synchronization.
   EXPECT_THROW(index_select(a, 1, tensor({3}).to(dev())).cpu(), IndexError);
+  // Negative indices are errors, as in PyTorch, never wrapped around (issue 14).
+  EXPECT_THROW(index_select(a, 1, tensor({-1}).to(dev())).cpu(), IndexError);
+  EXPECT_THROW(gather(a, 1, tensor({0, -1, 2, 1}).reshape({2, 2}).to(dev())).cpu(), IndexError);
   EXPECT_THROW(cat({a, ones({2, 2}, dev())}, 0), ShapeError);
 }
 
