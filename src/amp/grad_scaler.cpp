@@ -61,10 +61,12 @@ Tensor GradScaler::scale(const Tensor& loss) const {
 
 void GradScaler::unscale_(optim::Optimizer& optimizer) {
   if (!enabled()) return;
-  PerOptimizer& state = per_optimizer_[&optimizer];
-  if (state.stage == Stage::Unscaled)
+  // Nothing is recorded until the pass has run: a refused call leaves the scaler as it was.
+  const auto known = per_optimizer_.find(&optimizer);
+  const Stage stage = known == per_optimizer_.end() ? Stage::Ready : known->second.stage;
+  if (stage == Stage::Unscaled)
     throw ValueError(kPrefix + "unscale_() has already been called on this optimizer since the last update()");
-  if (state.stage == Stage::Stepped) throw ValueError(kPrefix + "unscale_() is being called after step()");
+  if (stage == Stage::Stepped) throw ValueError(kPrefix + "unscale_() is being called after step()");
   // Gradients by device, in the order their devices first appear.
   std::vector<std::pair<Device, std::vector<Tensor>>> by_device;
   const std::vector<Tensor>& params = optimizer.params();
@@ -88,7 +90,9 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     ops::unscale_grads_(grads, 1.0 / scale_, found);
     found_inf.push_back(std::move(found));
   }
+  PerOptimizer& state = per_optimizer_[&optimizer];
   state.found_inf = std::move(found_inf);
+  state.found.reset();
   state.stage = Stage::Unscaled;
 }
 
@@ -108,10 +112,11 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
     optimizer.step();
     return true;
   }
-  PerOptimizer& state = per_optimizer_[&optimizer];
-  if (state.stage == Stage::Stepped)
+  const auto known = per_optimizer_.find(&optimizer);
+  if (known != per_optimizer_.end() && known->second.stage == Stage::Stepped)
     throw ValueError(kPrefix + "step() has already been called on this optimizer since the last update()");
-  if (state.stage == Stage::Ready) unscale_(optimizer);
+  if (known == per_optimizer_.end()) unscale_(optimizer);
+  PerOptimizer& state = per_optimizer_.at(&optimizer);
   const bool skip = found_any(state);
   state.stage = Stage::Stepped;
   if (!skip) optimizer.step();

@@ -248,6 +248,10 @@ TEST(GradScalerErrors, MisuseIsNamed) {
   optim::SGD half_opt({h}, 0.1);
   scaler.scale(h.sum()).backward();
   EXPECT_THROW(scaler.unscale_(half_opt), ValueError);
+  EXPECT_THROW(scaler.step(half_opt), ValueError);
+  // The refused calls recorded nothing: update() still has no inf check to go on.
+  EXPECT_THROW(scaler.update(), ValueError);
+  EXPECT_EQ(scaler.get_scale(), 65536);
 }
 
 TEST(GradScalerErrors, DisabledIsAPassThrough) {
