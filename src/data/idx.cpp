@@ -13,6 +13,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/core/regular_file.h"
 
 namespace locus::data {
 namespace {
@@ -25,13 +26,7 @@ namespace {
 class IdxFile {
  public:
   explicit IdxFile(const std::string& path) : path_(path) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) fail(path, "no such file");
-    if (!std::filesystem::is_regular_file(status))
-      fail(path, std::filesystem::is_directory(status) ? "it is a directory, not a file" : "it is not a regular file");
-    file_size_ = std::filesystem::file_size(path, ec);
-    if (ec) fail(path, "cannot read its size: " + ec.message());
+    file_size_ = detail::regular_file_size(path, [&](const std::string& why) { fail(path, why); });
     f_ = gzopen(path.c_str(), "rb");
     if (!f_) fail(path, "it cannot be opened");
     compressed_ = gzdirect(f_) == 0;
