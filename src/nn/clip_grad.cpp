@@ -38,8 +38,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   const Device device = grads[0].device();
   std::vector<Tensor> norms;
   for (const Tensor& g : grads) norms.push_back(norm_of(g, norm_type).to(device));
-  const Tensor all = cat(norms);
-  const Tensor total = std::isinf(norm_type) ? max(all) : norm_type == 2 ? sqrt(sum(mul(all, all))) : pow(sum(pow(all, norm_type)), 1.0 / norm_type);
+  // The norm of the per-gradient norms is the norm of all the gradients together.
+  const Tensor total = norm_of(cat(norms), norm_type).reshape({});
   if (error_if_nonfinite) {
     const float t = total.item<float>();
     if (!std::isfinite(t))

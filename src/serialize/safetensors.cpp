@@ -29,6 +29,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/serialize.h"
+#include "src/core/regular_file.h"
 #include "src/serialize/safetensors_header.h"
 
 namespace locus {
@@ -45,6 +46,16 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
+uLong add_bytes(uLong crc, const void* data, uint64_t n) {
+  const auto* p = static_cast<const Bytef*>(data);
+  while (n > 0) {  // crc32 takes 32-bit lengths
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, uint64_t{1} << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk, n -= chunk;
+  }
+  return crc;
+}
+
 // CRC-32 over what the header says of each tensor, in header order (the data is added after).
 uLong describe_tensors(const std::vector<TensorEntry>& tensors) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -54,17 +65,7 @@ uLong describe_tensors(const std::vector<TensorEntry>& tensors) {
     for (int64_t d : t.shape) os << d << ',';
     os << '\0' << t.begin << '\0' << t.end << '\0';
     const std::string s = os.str();
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()));
-  }
-  return crc;
-}
-
-uLong add_bytes(uLong crc, const void* data, uint64_t n) {
-  const auto* p = static_cast<const Bytef*>(data);
-  while (n > 0) {  // crc32 takes 32-bit lengths
-    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, uint64_t{1} << 30));
-    crc = crc32(crc, p, chunk);
-    p += chunk, n -= chunk;
+    crc = add_bytes(crc, s.data(), s.size());
   }
   return crc;
 }
@@ -85,7 +86,9 @@ uint64_t byte_count(const TensorEntry& t, const std::string& path) {
 }
 
 // Note [Safetensors checks]: order, contiguity, no overlap, exact cover of `data_size` bytes.
-void check_layout(const std::vector<TensorEntry>& tensors, uint64_t data_size, const std::string& path) {
+// Returns the tensors in data order, the order the loader reads them in.
+std::vector<const TensorEntry*> check_layout(const std::vector<TensorEntry>& tensors, uint64_t data_size,
+                                             const std::string& path) {
   std::vector<const TensorEntry*> by_offset;
   for (const TensorEntry& t : tensors) {
     if (t.end < t.begin) fail(path, "tensor '" + t.name + "' has data_offsets that end before they begin");
@@ -109,6 +112,7 @@ void check_layout(const std::vector<TensorEntry>& tensors, uint64_t data_size, c
   }
   if (next != data_size)
     fail(path, std::to_string(data_size - next) + " bytes after the last tensor's data belong to no tensor");
+  return by_offset;
 }
 
 void read_exactly(std::FILE* f, void* dst, uint64_t n, const std::string& path) {
@@ -194,13 +198,7 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
 }
 
 std::map<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) fail(path, "no such file");
-  if (!std::filesystem::is_regular_file(status))
-    fail(path, std::filesystem::is_directory(status) ? "it is a directory, not a file" : "it is not a regular file");
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read its size: " + ec.message());
+  const uint64_t file_size = detail::regular_file_size(path, [&](const std::string& why) { fail(path, why); });
   File in(std::fopen(path.c_str(), "rb"));
   if (!in) fail(path, std::string("it cannot be opened: ") + std::strerror(errno));
   if (file_size < 8) fail(path, "truncated: shorter than the 8-byte header length");
@@ -216,11 +214,8 @@ std::map<std::string, Tensor> load(const std::string& path, std::optional<Device
   read_exactly(in.get(), text.data(), n, path);
   const serialize::Header header = serialize::parse_header(text, path);
   const uint64_t data_size = file_size - 8 - n;
-  check_layout(header.tensors, data_size, path);
-  // Read in offset order (the data section front to back), checksumming as it streams by.
-  std::vector<const TensorEntry*> by_offset;
-  for (const TensorEntry& t : header.tensors) by_offset.push_back(&t);
-  std::stable_sort(by_offset.begin(), by_offset.end(), [](const TensorEntry* a, const TensorEntry* b) { return a->begin < b->begin; });
+  // Read in data order (the data section front to back), checksumming as it streams by.
+  const std::vector<const TensorEntry*> by_offset = check_layout(header.tensors, data_size, path);
   uLong crc = describe_tensors(header.tensors);
   std::map<std::string, Tensor> loaded;
   for (const TensorEntry* t : by_offset) {

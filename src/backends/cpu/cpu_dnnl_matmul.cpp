@@ -23,12 +23,18 @@ namespace {
 
 using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
+// A product's primitive with the memory descriptions it was made for (reused at each call).
+struct Product {
+  dnnl::memory::desc a, b, c;
+  dnnl::matmul primitive;
+};
+
 struct ThreadDnnl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  // The primitive of each shape and stride pattern; nullopt where oneDNN has only its
+  // The product of each shape and stride pattern; nullopt where oneDNN has only its
   // reference kernel for this CPU (slower than widening), so the answer is asked once.
-  std::map<Key, std::optional<dnnl::matmul>> primitives;
+  std::map<Key, std::optional<Product>> primitives;
 };
 
 ThreadDnnl& thread_dnnl() {
@@ -67,22 +73,22 @@ dnnl::matmul::primitive_desc describe(const dnnl::engine& engine, const dnnl::me
 #endif
 }
 
-const std::optional<dnnl::matmul>& primitive_for(ThreadDnnl& t, const ops::MatmulArgs& g) {
+const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g) {
   const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col};
   auto it = t.primitives.find(key);
   if (it != t.primitives.end()) return it->second;
   if (t.primitives.size() >= kMaxPrimitives) t.primitives.clear();
-  std::optional<dnnl::matmul> prim;
+  std::optional<Product> product;
   try {
     const auto a = operand(g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
     const auto b = operand(g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
     const dnnl::memory::desc c({g.batch, g.m, g.n}, dnnl::memory::data_type::bf16, {g.m * g.n, g.n, 1});
     const dnnl::matmul::primitive_desc pd = describe(t.engine, a, b, c);
-    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) prim.emplace(pd);
+    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) product = Product{a, b, c, dnnl::matmul(pd)};
   } catch (const dnnl::error&) {
     // No implementation for this layout: the widened path serves it.
   }
-  return t.primitives.emplace(key, std::move(prim)).first->second;
+  return t.primitives.emplace(key, std::move(product)).first->second;
 }
 
 }  // namespace
@@ -90,14 +96,11 @@ const std::optional<dnnl::matmul>& primitive_for(ThreadDnnl& t, const ops::Matmu
 bool dnnl_bf16_matmul(const ops::MatmulArgs& args) {
   const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
-  const std::optional<dnnl::matmul>& prim = primitive_for(t, g);
-  if (!prim) return false;
-  const auto a = operand(g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
-  const auto b = operand(g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
-  const dnnl::memory::desc c({g.batch, g.m, g.n}, dnnl::memory::data_type::bf16, {g.m * g.n, g.n, 1});
-  dnnl::memory ma(a, t.engine, const_cast<char*>(g.a)), mb(b, t.engine, const_cast<char*>(g.b)), mc(c, t.engine, g.c);
+  const std::optional<Product>& p = product_for(t, g);
+  if (!p) return false;
+  dnnl::memory ma(p->a, t.engine, const_cast<char*>(g.a)), mb(p->b, t.engine, const_cast<char*>(g.b)), mc(p->c, t.engine, g.c);
   try {
-    prim->execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    p->primitive.execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
     t.stream.wait();
   } catch (const dnnl::error&) {
     return false;  // the widened path computes the whole product again
