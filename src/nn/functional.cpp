@@ -1,5 +1,6 @@
 // nn::linear and nn::dropout: the layers' arithmetic behind a PublicOp (Note [Public op names]),
-// so Linear and Dropout report their own names when they call these.
+// so Linear and Dropout report their own names when they call these. Linear's product, bias and
+// activation are one kernel where the device has it (src/ops/linear.h).
 
 #include "locus/nn/functional.h"
 
@@ -10,7 +11,9 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/nn/linear_activation.h"
 #include "src/ops/autocast.h"
+#include "src/ops/linear.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -26,10 +29,16 @@ namespace {
 }  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return linear_with_activation(input, weight, bias, ops::Epilogue::None);
+}
+
+Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue) {
   const ops::PublicOp op("linear", {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
   if (ops::autocast_active())
-    return ops::autocast(ops::OpId::Linear, [](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); },
-                         input, weight, bias);
+    return ops::autocast(
+        ops::OpId::Linear,
+        [epilogue](const Tensor& x, const Tensor& w, const Tensor& b) { return linear_with_activation(x, w, b, epilogue); }, input,
+        weight, bias);
   if (input.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != input.dtype()))
     throw DTypeError(detail::error_prefix("linear") + "expects input, weight and bias of one dtype, got " +
                      std::string(dtype_name(input.dtype())) + ", " + std::string(dtype_name(weight.dtype())) +
@@ -41,8 +50,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     linear_shape_error(input, weight, bias, "expects the input's last dimension to be the weight's in_features (dim 1)");
   if (bias.defined() && !(bias.shape() == Shape{weight.size(0)}))
     linear_shape_error(input, weight, bias, "expects a bias of shape [out_features] (the weight's dim 0)");
-  const Tensor y = matmul(input, weight.t());
-  return bias.defined() ? add(y, bias) : y;
+  return ops::linear(input, weight, bias, epilogue);
 }
 
 Tensor dropout(const Tensor& input, double p, bool training) {

@@ -5,13 +5,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <typeinfo>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
+#include "src/nn/linear_activation.h"
 
 namespace locus::nn {
 
@@ -106,9 +109,32 @@ std::shared_ptr<Module> SequentialImpl::clone(std::optional<Device> device) cons
   return copy;
 }
 
+namespace {
+
+// The activation module `m` is, when a Linear before it can fold it into its product.
+std::optional<ops::Epilogue> foldable_activation(const Module& m) {
+  if (typeid(m) == typeid(ReLUImpl)) return ops::Epilogue::Relu;
+  if (typeid(m) == typeid(GELUImpl)) return ops::Epilogue::Gelu;
+  return std::nullopt;
+}
+
+}  // namespace
+
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor y = x;
-  for (auto& m : modules_) y = m->forward(y);
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    // A Linear followed by ReLU or GELU runs as one product with its bias and activation (Note
+    // [Fused kernels]); exact types only, so a subclass's own forward still runs.
+    if (i + 1 < modules_.size() && typeid(*modules_[i]) == typeid(LinearImpl)) {
+      if (const auto epilogue = foldable_activation(*modules_[i + 1])) {
+        const auto& lin = static_cast<const LinearImpl&>(*modules_[i]);
+        y = linear_with_activation(y, lin.weight, lin.bias, *epilogue);
+        ++i;
+        continue;
+      }
+    }
+    y = modules_[i]->forward(y);
+  }
   return y;
 }
 

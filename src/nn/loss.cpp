@@ -14,6 +14,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/nn/fused_cross_entropy.h"
 #include "src/ops/autocast.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
@@ -169,6 +170,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLoss
     return reduce(losses, options.reduction());
   }
   check_class_targets(logits, target);
+  if (std::optional<Tensor> fused = fused_cross_entropy(logits, target, options)) return *fused;
   return nll(log_softmax(logits, class_dim), target, options, OpId::CrossEntropy);
 }
 

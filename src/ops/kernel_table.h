@@ -44,7 +44,15 @@ struct ReduceArgs {
   int64_t reduce_numel = 0; ///< elements folded into each output
 };
 
-/// Batched matrix product C[b] = A[b] @ B[b] with element strides; C is contiguous.
+/// What a product does to its result before storing it (KernelTable::linear).
+enum class Epilogue : uint8_t {
+  None,  ///< C = A @ B (+ bias)
+  Relu,  ///< C = max(A @ B (+ bias), 0)
+  Gelu,  ///< C = gelu(A @ B (+ bias)), the exact (erf) form
+};
+
+/// Batched matrix product C[b] = A[b] @ B[b] with element strides; C is contiguous. Only
+/// KernelTable::linear reads `bias` and `epilogue`; KernelTable::matmul ignores them.
 struct MatmulArgs {
   int device = 0;  ///< index of the device the operands live on
   DType dtype;
@@ -52,6 +60,82 @@ struct MatmulArgs {
   const char* a = nullptr; int64_t a_batch_stride = 0, a_row = 0, a_col = 0;
   const char* b = nullptr; int64_t b_batch_stride = 0, b_row = 0, b_col = 0;
   char* c = nullptr;       int64_t c_batch_stride = 0;  ///< C rows are n elements apart
+  const char* bias = nullptr;  ///< n contiguous elements added to every row of C, or null
+  Epilogue epilogue = Epilogue::None;
+};
+
+/// The gradient half of Linear's backward that is not a product, in one pass over the output
+/// gradient `grad` [m, n] (contiguous): `grad_pre` = grad where `output` > 0 (ReLU folded into
+/// the forward; with no `output` grad_pre is not written) and `bias_grad` [n] = the column sums
+/// of grad_pre (when not null).
+struct LinearGradArgs {
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype;
+  int64_t m = 0, n = 0;
+  const char* grad = nullptr;
+  const char* output = nullptr;  ///< the forward's ReLU output, or null
+  char* grad_pre = nullptr;
+  char* bias_grad = nullptr;
+};
+
+/// The optimizer an OptimizerStepArgs runs, in PyTorch's order of operations.
+enum class OptimizerKind : uint8_t {
+  Sgd,    ///< d = g + wd p; b = momentum ? (fresh ? d : m b + (1 - dampening) d) : d; p -= lr (nesterov ? d + m b : b)
+  Adam,   ///< g += wd p; m1 = b1 m1 + (1 - b1) g; m2 = b2 m2 + (1 - b2) g^2; p -= lr/c1 m1 / (sqrt(m2)/sqrt(c2) + eps)
+  AdamW,  ///< as Adam, with p *= 1 - lr wd first instead of adding wd p to g
+};
+
+/// One optimizer step over every parameter of one dtype on one device, each element read and
+/// written once (PyTorch's fused/foreach optimizers). All buffers are contiguous and of `dtype`.
+struct OptimizerStepArgs {
+  int device = 0;  ///< index of the device the tensors live on
+  DType dtype = DType::Float32;
+  OptimizerKind kind = OptimizerKind::Sgd;
+  int count = 0;                     ///< tensors
+  char* const* params = nullptr;     ///< host arrays of `count` device buffers each
+  const char* const* grads = nullptr;
+  char* const* state1 = nullptr;     ///< momentum buffers (SGD with momentum) or exp_avg; else null
+  char* const* state2 = nullptr;     ///< exp_avg_sq (Adam, AdamW); else null
+  const unsigned char* fresh = nullptr;  ///< SGD: 1 where the momentum buffer starts at this step
+  const int64_t* numel = nullptr;
+  double lr = 0, weight_decay = 0;
+  double momentum = 0, dampening = 0;  ///< SGD
+  bool nesterov = false;               ///< SGD
+  double beta1 = 0, beta2 = 0, eps = 0;
+  double bias_correction1 = 1, bias_correction2 = 1;  ///< Adam: 1 - beta^step
+};
+
+/// cross_entropy with class-index targets over contiguous logits [m, c], in one pass per row:
+/// `losses[i]` = logsumexp(logits[i]) - logits[i, target[i]] (0 for an ignored target) and
+/// `lse[i]` the logsumexp, kept for the backward. A target outside [0, c) that is not `ignore`
+/// is reported through `bad_target` (the host reads it: only host-addressable devices).
+struct CrossEntropyArgs {
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype;
+  int64_t m = 0, c = 0;
+  const char* logits = nullptr;
+  const int64_t* target = nullptr;
+  int64_t ignore = -100;
+  char* losses = nullptr;  ///< m elements of `dtype`
+  char* lse = nullptr;     ///< m elements of the compute type (float64 for float64, else float32)
+  int64_t* bad_target = nullptr;  ///< set to the row of the first bad target, else left at -1
+  int64_t* counted = nullptr;     ///< targets that are not `ignore`
+};
+
+/// The backward of CrossEntropyArgs in one pass: grad_logits[i, j] = scale[i] *
+/// (exp(logits[i, j] - lse[i]) - [j == target[i]]), 0 on ignored rows; `scale` holds one
+/// element per row (stride 1) or one for all (stride 0).
+struct CrossEntropyGradArgs {
+  int device = 0;
+  DType dtype;
+  int64_t m = 0, c = 0;
+  const char* logits = nullptr;
+  const int64_t* target = nullptr;
+  int64_t ignore = -100;
+  const char* lse = nullptr;    ///< CrossEntropyArgs::lse
+  const char* scale = nullptr;  ///< of `dtype`
+  int64_t scale_stride = 0;
+  char* grad_logits = nullptr;
 };
 
 /// Softmax or log-softmax along the middle dim of a contiguous [outer, dim, inner] block.
@@ -146,6 +230,13 @@ struct KernelTable {
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
   void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
+  /// The fused kernels (Note [Fused kernels] in src/ops/fused.h): where one is null, the front
+  /// end composes the op from the entries above instead (never a CPU fallback).
+  void (*linear)(const MatmulArgs&) = nullptr;           ///< matmul with bias and activation
+  void (*linear_grad)(const LinearGradArgs&) = nullptr;  ///< ReLU mask and bias gradient
+  void (*optimizer_step)(const OptimizerStepArgs&) = nullptr;
+  void (*cross_entropy)(const CrossEntropyArgs&) = nullptr;
+  void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

@@ -105,6 +105,7 @@
   X(Randint,      "randint",       Random)          \
   X(Arange,       "arange",        Random)          \
   X(UnscaleGrads, "unscale_",      Unscale)         \
+  X(OptimizerStep, "optimizer_step", Composite)    \
   X(Cat,          "cat",           Composite)       \
   X(Stack,        "stack",         Composite)       \
   X(CrossEntropy, "cross_entropy", Composite)       \

@@ -1,4 +1,6 @@
-// The optimizer base: parameter list, gradients, state that follows the parameters.
+// The optimizer base: parameter list, gradients, state that follows the parameters; and the
+// three optimizers, which update every parameter with one fused kernel per device and dtype
+// where the device has it (src/optim/fused_update.h), else with composed ops.
 
 #include "locus/optim.h"
 
@@ -8,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/optim/fused_update.h"
 
 namespace locus::optim {
 
@@ -120,21 +123,31 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(p
 void SGD::step() {
   NoGradGuard no_grad;
   ++steps_;
+  ops::OptimizerStepArgs hyper;
+  hyper.kind = ops::OptimizerKind::Sgd;
+  hyper.lr = o_.lr(), hyper.weight_decay = o_.weight_decay();
+  hyper.momentum = o_.momentum(), hyper.dampening = o_.dampening(), hyper.nesterov = o_.nesterov();
+  detail::FusedUpdate fused(hyper);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor g = gradient(i);
     if (!g.defined()) continue;
     Tensor p = updated(i);
+    const bool with_buffer = o_.momentum() != 0;
+    const bool fresh = with_buffer && !has_state(i, "momentum_buffer");
+    const Tensor buf = with_buffer ? state(i, "momentum_buffer") : Tensor();
+    if (fused.add(i, p, g, buf, Tensor(), fresh)) continue;
+    // Composed: the same arithmetic as the fused kernel, op by op.
     if (o_.weight_decay() != 0) g = add(g, p, o_.weight_decay());
-    if (o_.momentum() != 0) {
-      const bool first = !has_state(i, "momentum_buffer");
-      Tensor& buf = state(i, "momentum_buffer");
-      if (first) buf.copy_(g);
-      else buf.mul_(o_.momentum()).add_(g, 1 - o_.dampening());
-      g = o_.nesterov() ? add(g, buf, o_.momentum()) : buf;
+    if (with_buffer) {
+      Tensor b = buf;
+      if (fresh) b.copy_(g);
+      else b.mul_(o_.momentum()).add_(g, 1 - o_.dampening());
+      g = o_.nesterov() ? add(g, b, o_.momentum()) : b;
     }
     p.add_(g, -o_.lr());
     write_back(i);
   }
+  for (size_t i : fused.run()) write_back(i);
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Optimizer(std::move(params)), o_(options) {
@@ -153,16 +166,24 @@ void Adam::adam_step(bool decoupled) {
   ++steps_;
   const double bias1 = 1 - std::pow(o_.beta1(), static_cast<double>(steps_));
   const double bias2 = 1 - std::pow(o_.beta2(), static_cast<double>(steps_));
+  ops::OptimizerStepArgs hyper;
+  hyper.kind = decoupled ? ops::OptimizerKind::AdamW : ops::OptimizerKind::Adam;
+  hyper.lr = o_.lr(), hyper.weight_decay = o_.weight_decay();
+  hyper.beta1 = o_.beta1(), hyper.beta2 = o_.beta2(), hyper.eps = o_.eps();
+  hyper.bias_correction1 = bias1, hyper.bias_correction2 = bias2;
+  detail::FusedUpdate fused(hyper);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor g = gradient(i);
     if (!g.defined()) continue;
     Tensor p = updated(i);
+    Tensor m = state(i, "exp_avg");
+    Tensor v = state(i, "exp_avg_sq");
+    if (fused.add(i, p, g, m, v, false)) continue;
+    // Composed: the same arithmetic as the fused kernel, op by op.
     if (o_.weight_decay() != 0) {
       if (decoupled) p.mul_(1 - o_.lr() * o_.weight_decay());
       else g = add(g, p, o_.weight_decay());
     }
-    Tensor& m = state(i, "exp_avg");
-    Tensor& v = state(i, "exp_avg_sq");
     m.mul_(o_.beta1()).add_(g, 1 - o_.beta1());
     v.mul_(o_.beta2()).add_(mul(g, g), 1 - o_.beta2());
     // p -= lr/bias1 * m / (sqrt(v)/sqrt(bias2) + eps), PyTorch's order of operations.
@@ -170,6 +191,7 @@ void Adam::adam_step(bool decoupled) {
     p.sub_(div(m, denom), o_.lr() / bias1);
     write_back(i);
   }
+  for (size_t i : fused.run()) write_back(i);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options) {}

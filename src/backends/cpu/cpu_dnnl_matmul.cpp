@@ -1,7 +1,9 @@
-// bfloat16 products on the CPU: oneDNN's matmul (its brgemm kernels use the AVX512-BF16 dot
-// products where the CPU has them), with float32 accumulation and one rounding of the result.
-// OpenBLAS, Locus's BLAS, has no bfloat16 GEMM in Debian's build (BUILD_BFLOAT16 is off), and
-// widening to float32 for sgemm is 3x slower at an MLP's sizes (docs/design.md, "Dependencies").
+// Products through oneDNN's matmul: bfloat16 (its brgemm kernels use the AVX512-BF16 dot
+// products where the CPU has them), with float32 accumulation and one rounding of the result;
+// and float32 on CPUs with AVX-512, where oneDNN's JIT kernels run 1.3-2x OpenBLAS 0.3.21 at an
+// MLP's sizes (OpenBLAS has no kernel for newer cores and runs its AVX2 one; docs/design.md,
+// "Dependencies"). Linear's bias and activation ride along as oneDNN's bias and eltwise
+// post-op, so the result is written once.
 //
 // A oneDNN primitive costs 0.3-3 ms to create, so each thread keeps the primitives of the shapes
 // it has seen (an MLP has a handful); executing one costs a few microseconds.
@@ -17,17 +19,27 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 namespace locus::cpu {
 namespace {
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
 
 // A product's primitive with the memory descriptions it was made for (reused at each call).
 struct Product {
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, bias;
   dnnl::matmul primitive;
 };
+
+dnnl::memory::data_type data_type(DType dtype) {
+  return dtype == DType::BFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+// The part of the key that is not a size or stride: dtype, bias, epilogue.
+int variant(const ops::MatmulArgs& g) {
+  return static_cast<int>(g.dtype) * 16 + (g.bias ? 8 : 0) + static_cast<int>(g.epilogue);
+}
 
 struct ThreadDnnl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
@@ -59,53 +71,82 @@ ops::MatmulArgs normalized(ops::MatmulArgs g) {
 
 // A [batch, rows, cols] operand; a broadcast batch (stride 0) is a batch of 1, which oneDNN
 // broadcasts itself.
-dnnl::memory::desc operand(int64_t batch, int64_t rows, int64_t cols, int64_t batch_stride, int64_t rs, int64_t cs) {
+dnnl::memory::desc operand(dnnl::memory::data_type type, int64_t batch, int64_t rows, int64_t cols, int64_t batch_stride,
+                           int64_t rs, int64_t cs) {
   const int64_t b = batch_stride == 0 ? 1 : batch;
-  return dnnl::memory::desc({b, rows, cols}, dnnl::memory::data_type::bf16, {b == 1 ? rows * cols : batch_stride, rs, cs});
+  return dnnl::memory::desc({b, rows, cols}, type, {b == 1 ? rows * cols : batch_stride, rs, cs});
+}
+
+dnnl::primitive_attr epilogue_attr(ops::Epilogue epilogue) {
+  dnnl::primitive_attr attr;
+  if (epilogue == ops::Epilogue::None) return attr;
+  const auto alg = epilogue == ops::Epilogue::Relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_gelu_erf;
+  dnnl::post_ops ops;
+#if DNNL_VERSION_MAJOR >= 3
+  ops.append_eltwise(alg, 0.f, 0.f);
+#else
+  ops.append_eltwise(1.f, alg, 0.f, 0.f);
+#endif
+  attr.set_post_ops(ops);
+  return attr;
 }
 
 dnnl::matmul::primitive_desc describe(const dnnl::engine& engine, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
-                                      const dnnl::memory::desc& c) {
+                                      const dnnl::memory::desc& bias, const dnnl::memory::desc& c,
+                                      const dnnl::primitive_attr& attr) {
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::matmul::primitive_desc(engine, a, b, c);
+  return dnnl::matmul::primitive_desc(engine, a, b, bias, c, attr);
 #else
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, engine);
 #endif
 }
 
 const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g) {
-  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col};
+  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col, variant(g)};
   auto it = t.primitives.find(key);
   if (it != t.primitives.end()) return it->second;
   if (t.primitives.size() >= kMaxPrimitives) t.primitives.clear();
   std::optional<Product> product;
   try {
-    const auto a = operand(g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
-    const auto b = operand(g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
-    const dnnl::memory::desc c({g.batch, g.m, g.n}, dnnl::memory::data_type::bf16, {g.m * g.n, g.n, 1});
-    const dnnl::matmul::primitive_desc pd = describe(t.engine, a, b, c);
-    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) product = Product{a, b, c, dnnl::matmul(pd)};
+    const dnnl::memory::data_type type = data_type(g.dtype);
+    const auto a = operand(type, g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
+    const auto b = operand(type, g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
+    const dnnl::memory::desc c({g.batch, g.m, g.n}, type, {g.m * g.n, g.n, 1});
+    const dnnl::memory::desc bias = g.bias ? dnnl::memory::desc({1, 1, g.n}, type, {g.n, g.n, 1}) : dnnl::memory::desc();
+    const dnnl::matmul::primitive_desc pd = describe(t.engine, a, b, bias, c, epilogue_attr(g.epilogue));
+    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) product = Product{a, b, c, bias, dnnl::matmul(pd)};
   } catch (const dnnl::error&) {
-    // No implementation for this layout: the widened path serves it.
+    // No implementation for this layout: OpenBLAS (or the widened path) serves it.
   }
   return t.primitives.emplace(key, std::move(product)).first->second;
 }
 
 }  // namespace
 
-bool dnnl_bf16_matmul(const ops::MatmulArgs& args) {
+bool dnnl_matmul(const ops::MatmulArgs& args) {
+  if (args.k == 0 || (args.dtype != DType::Float32 && args.dtype != DType::BFloat16)) return false;
   const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
   const std::optional<Product>& p = product_for(t, g);
   if (!p) return false;
   dnnl::memory ma(p->a, t.engine, const_cast<char*>(g.a)), mb(p->b, t.engine, const_cast<char*>(g.b)), mc(p->c, t.engine, g.c);
+  std::unordered_map<int, dnnl::memory> args_map{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+  if (g.bias) args_map.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias, t.engine, const_cast<char*>(g.bias)));
   try {
-    p->primitive.execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    p->primitive.execute(t.stream, args_map);
     t.stream.wait();
   } catch (const dnnl::error&) {
-    return false;  // the widened path computes the whole product again
+    return false;  // the caller's path computes the whole product again
   }
   return true;
+}
+
+bool dnnl_preferred_for_float32() noexcept {
+  // Measured on Zen 4 (AVX-512): oneDNN 1.3-2x OpenBLAS 0.3.21 from 64x784x256 to 2048^3. On
+  // AVX2-only CPUs OpenBLAS's own kernels are as fast (../shared/bench's reference run), and
+  // it needs no primitive per shape.
+  static const bool preferred = __builtin_cpu_supports("avx512f");
+  return preferred;
 }
 
 }  // namespace locus::cpu
@@ -113,7 +154,8 @@ bool dnnl_bf16_matmul(const ops::MatmulArgs& args) {
 #else
 
 namespace locus::cpu {
-bool dnnl_bf16_matmul(const ops::MatmulArgs&) { return false; }
+bool dnnl_matmul(const ops::MatmulArgs&) { return false; }
+bool dnnl_preferred_for_float32() noexcept { return false; }
 }  // namespace locus::cpu
 
 #endif

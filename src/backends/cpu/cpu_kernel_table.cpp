@@ -15,6 +15,11 @@ const ops::KernelTable& kernel_table() noexcept {
     t.index = &index_kernel;
     t.random = &random_kernel;
     t.unscale = &unscale_kernel;
+    t.linear = &linear_kernel;
+    t.linear_grad = &linear_grad_kernel;
+    t.optimizer_step = &optimizer_step_kernel;
+    t.cross_entropy = &cross_entropy_kernel;
+    t.cross_entropy_grad = &cross_entropy_grad_kernel;
     return t;
   }();
   return table;

@@ -12,6 +12,15 @@ void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scal
 void reduce_kernel(const ops::ReduceArgs& args);
 void softmax_kernel(const ops::SoftmaxArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);
+/// A product with Linear's bias and activation (cpu_matmul.cpp).
+void linear_kernel(const ops::MatmulArgs& args);
+/// Linear's ReLU mask and bias gradient in one pass (cpu_linear_grad.cpp).
+void linear_grad_kernel(const ops::LinearGradArgs& args);
+/// SGD, Adam and AdamW over every parameter in one pass each (cpu_optimizer_step.cpp).
+void optimizer_step_kernel(const ops::OptimizerStepArgs& args);
+/// cross_entropy with class targets and its backward, one pass each (cpu_cross_entropy.cpp).
+void cross_entropy_kernel(const ops::CrossEntropyArgs& args);
+void cross_entropy_grad_kernel(const ops::CrossEntropyGradArgs& args);
 void index_kernel(const ops::IndexArgs& args);
 void random_kernel(const ops::RandomArgs& args);
 /// GradScaler's unscale and inf/NaN check (cpu_unscale.cpp).

@@ -1,0 +1,128 @@
+// cross_entropy's fused form: the logits flattened to [M, C] once, one kernel for the per-row
+// losses (targets checked in the same pass), the reduction, and one kernel for the gradient.
+
+#include "src/nn/fused_cross_entropy.h"
+
+#include <cmath>
+
+#include "locus/autograd.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/autograd/node.h"
+#include "src/ops/deferred_check.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
+#include "src/runtime/device_runtime.h"
+
+namespace locus::nn {
+namespace {
+
+using ops::OpId;
+
+// [N, C, d1, ...] (or [C]) as [N * d1 * ..., C], and back.
+Tensor rows_of(const Tensor& logits) {
+  if (logits.dim() == 1) return logits.unsqueeze(0);
+  if (logits.dim() == 2) return logits;
+  Shape order{0};
+  for (int64_t d = 2; d < logits.dim(); ++d) order.push_back(d);
+  order.push_back(1);
+  return logits.permute(order).reshape({-1, logits.size(1)});
+}
+
+Tensor unrows(const Tensor& grad, const Shape& shape) {
+  if (shape.size() <= 2) return grad.reshape(shape);
+  Shape channels_last{shape[0]};
+  for (size_t d = 2; d < shape.size(); ++d) channels_last.push_back(shape[d]);
+  channels_last.push_back(shape[1]);
+  Shape order{0, static_cast<int64_t>(shape.size()) - 1};
+  for (int64_t d = 1; d + 1 < static_cast<int64_t>(shape.size()); ++d) order.push_back(d);
+  return grad.reshape(channels_last).permute(order).contiguous();
+}
+
+Shape target_shape_of(const Tensor& logits) {
+  Shape s;
+  if (logits.dim() == 1) return s;
+  s.push_back(logits.size(0));
+  for (int64_t d = 2; d < logits.dim(); ++d) s.push_back(logits.size(d));
+  return s;
+}
+
+DType lse_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+}  // namespace
+
+std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
+  const Device device = logits.device();
+  const DType dtype = logits.dtype();
+  if (!is_floating_point(dtype) || !runtime::runtime(device.type()).capabilities().host_addressable) return std::nullopt;
+  const ops::KernelTable* k =
+      ops::fused_kernels(&ops::KernelTable::cross_entropy, device, dtype, {OpId::CrossEntropy, OpId::LogSoftmax});
+  if (!k || !k->cross_entropy_grad) return std::nullopt;
+  const Tensor x = rows_of(logits.detach()).contiguous();
+  const Tensor t = target.reshape({-1}).contiguous();
+  const int64_t m = x.size(0), c = x.size(1);
+  const Tensor losses = ops::empty_on(Shape{m}, dtype, device);
+  const Tensor lse = ops::empty_on(Shape{m}, lse_dtype(dtype), device);
+  int64_t bad_row = -1, counted = 0;
+  if (m > 0) {
+    ops::CrossEntropyArgs a;
+    a.device = device.is_cpu() ? 0 : device.index();
+    a.dtype = dtype;
+    a.m = m, a.c = c;
+    ops::wait_for_host(x);
+    ops::wait_for_host(t);
+    a.logits = static_cast<const char*>(x.data_ptr());
+    a.target = static_cast<const int64_t*>(t.data_ptr());
+    a.ignore = options.ignore_index();
+    a.losses = static_cast<char*>(losses.data_ptr());
+    a.lse = static_cast<char*>(lse.data_ptr());
+    a.bad_target = &bad_row;
+    a.counted = &counted;
+    k->cross_entropy(a);
+  }
+  if (bad_row >= 0)
+    ops::raise_failed_check(OpId::CrossEntropy, ops::CheckKind::TargetOutOfBounds,
+                            static_cast<const int64_t*>(t.data_ptr())[bad_row], c, device, false);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    switch (options.reduction()) {
+      case Reduction::None: out = losses.reshape(target_shape_of(logits)); break;
+      case Reduction::Sum: out = losses.sum(); break;
+      default:  // the mean over the targets that count; NaN when none does (as PyTorch)
+        out = counted > 0 ? div(losses.sum(), static_cast<double>(counted)) : full({}, NAN, TensorOptions().dtype(dtype).device(device));
+    }
+  }
+  if (!autograd::needs_grad({&logits})) return out;
+  const Shape logits_shape = logits.shape();
+  const Reduction reduction = options.reduction();
+  const int64_t ignore = options.ignore_index();
+  autograd::record(out, "CrossEntropyLossBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    // Each row's factor: the output gradient, over the count for a mean (0 when nothing counts:
+    // every row is ignored then, and PyTorch's gradient is 0).
+    Tensor scale;
+    if (reduction == Reduction::None) scale = g.reshape({-1}).contiguous();
+    else if (reduction == Reduction::Sum) scale = g.contiguous();
+    else scale = counted > 0 ? div(g, static_cast<double>(counted)) : mul(g, 0.0);
+    const Tensor grad = ops::empty_on(Shape{m, c}, dtype, device);
+    if (m > 0 && c > 0) {
+      ops::CrossEntropyGradArgs a;
+      a.device = device.is_cpu() ? 0 : device.index();
+      a.dtype = dtype;
+      a.m = m, a.c = c;
+      ops::wait_for_host(scale);
+      a.logits = static_cast<const char*>(x.data_ptr());
+      a.target = static_cast<const int64_t*>(t.data_ptr());
+      a.ignore = ignore;
+      a.lse = static_cast<const char*>(lse.data_ptr());
+      a.scale = static_cast<const char*>(scale.data_ptr());
+      a.scale_stride = reduction == Reduction::None ? 1 : 0;
+      a.grad_logits = static_cast<char*>(grad.data_ptr());
+      k->cross_entropy_grad(a);
+    }
+    return {unrows(grad, logits_shape)};
+  }, {&logits});
+  return out;
+}
+
+}  // namespace locus::nn

@@ -1,0 +1,14 @@
+#pragma once
+// Linear with the activation after it folded into its product: what Sequential runs for a
+// Linear followed by a ReLU or GELU (Note [Fused kernels] in src/ops/fused.h).
+
+#include "locus/tensor.h"
+#include "src/ops/kernel_table.h"
+
+namespace locus::nn {
+
+/// nn::linear(input, weight, bias) followed by `epilogue`, with nn::linear's checks, errors and
+/// autocast; the activation runs inside the product kernel where the device has one.
+Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue);
+
+}  // namespace locus::nn

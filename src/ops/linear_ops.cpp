@@ -1,0 +1,115 @@
+// Linear as one product with its bias and activation (Note [Fused kernels]).
+
+#include "src/ops/linear.h"
+
+#include "locus/autograd.h"
+#include "locus/ops.h"
+#include "src/autograd/node.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
+
+namespace locus::ops {
+namespace {
+
+Tensor activation(const Tensor& y, Epilogue epilogue) {
+  switch (epilogue) {
+    case Epilogue::Relu: return relu(y);
+    case Epilogue::Gelu: return gelu(y);
+    case Epilogue::None: break;
+  }
+  return y;
+}
+
+// The composed form: what the fused kernels must equal.
+Tensor composed(const Tensor& input, const Tensor& weight, const Tensor& bias, Epilogue epilogue) {
+  Tensor y = matmul(input, weight.t());
+  if (bias.defined()) y = add(y, bias);
+  return activation(y, epilogue);
+}
+
+// The masked output gradient (ReLU) and the bias gradient, from one pass where the device has
+// the kernel.
+std::pair<Tensor, Tensor> pre_activation_grad(const Tensor& g, const Tensor& relu_output, bool need_bias) {
+  const Device device = g.device();
+  const int64_t m = g.size(0), n = g.size(1);
+  if (const KernelTable* k = fused_kernels(&KernelTable::linear_grad, device, g.dtype(), {OpId::Linear})) {
+    const Tensor pre = relu_output.defined() ? empty_on(g.shape(), g.dtype(), device) : g;
+    const Tensor bias_grad = need_bias ? empty_on(Shape{n}, g.dtype(), device) : Tensor();
+    if (relu_output.defined() || need_bias) {
+      LinearGradArgs a;
+      a.device = device.is_cpu() ? 0 : device.index();
+      a.dtype = g.dtype();
+      a.m = m, a.n = n;
+      wait_for_host(g);
+      a.grad = static_cast<const char*>(g.data_ptr());
+      a.output = relu_output.defined() ? static_cast<const char*>(relu_output.data_ptr()) : nullptr;
+      a.grad_pre = relu_output.defined() ? static_cast<char*>(pre.data_ptr()) : nullptr;
+      a.bias_grad = need_bias ? static_cast<char*>(bias_grad.data_ptr()) : nullptr;
+      k->linear_grad(a);
+    }
+    return {pre, bias_grad};
+  }
+  const Tensor pre = relu_output.defined() ? mul(g, gt(relu_output, 0).to(g.dtype())) : g;
+  return {pre, need_bias ? pre.sum(Shape{0}) : Tensor()};
+}
+
+void record_linear(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& x2, bool relu,
+                   const Tensor& out) {
+  const Tensor X = x2.detach(), W = weight.detach(), Y = relu ? out.detach() : Tensor();
+  const Shape input_shape = input.shape();
+  const bool need_x = input.requires_grad(), need_w = weight.requires_grad(),
+             need_b = bias.defined() && bias.requires_grad();
+  autograd::record(out, "AddmmBackward", [=](const Tensor& grad) -> std::vector<Tensor> {
+    const Tensor g = grad.reshape({X.size(0), W.size(0)}).contiguous();
+    const Tensor y = Y.defined() ? Y.reshape({X.size(0), W.size(0)}) : Tensor();
+    const auto [pre, bias_grad] = pre_activation_grad(g, y, need_b);
+    Tensor gx, gw;
+    if (need_x) gx = matmul(pre, W).reshape(input_shape);
+    // (g^T X) is [N, K]: the weight's own layout, contiguous for the optimizer.
+    if (need_w) gw = matmul(pre.t(), X);
+    return {gx, gw, bias_grad};
+  }, {&input, &weight, &bias});
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Epilogue epilogue) {
+  const Device device = weight.device();
+  const DType dtype = weight.dtype();
+  const bool grad = autograd::needs_grad({&input, &weight, &bias});
+  // Integer and bool products keep the composed path (and its errors).
+  const KernelTable* k =
+      is_floating_point(dtype) ? fused_kernels(&KernelTable::linear, device, dtype, {OpId::Matmul, OpId::Linear}) : nullptr;
+  if (!k) return composed(input, weight, bias, epilogue);
+  // GELU's backward needs its input: with autograd recording, the kernel stops at the bias.
+  if (grad && epilogue == Epilogue::Gelu) return gelu(linear(input, weight, bias, Epilogue::None));
+  const int64_t n = weight.size(0), kdim = weight.size(1);
+  int64_t m = 1;  // the rows: every dim but the last (counted, since k may be 0)
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) m *= input.size(d);
+  const Tensor x2 = input.detach().reshape({m, kdim});
+  Shape out_shape;
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) out_shape.push_back(input.size(d));
+  out_shape.push_back(n);
+  Tensor out = empty_on(Shape{m, n}, dtype, device);
+  if (out.numel() > 0) {
+    const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+    MatmulArgs a;
+    a.device = device.is_cpu() ? 0 : device.index();
+    a.dtype = dtype;
+    a.m = m, a.n = n, a.k = kdim;
+    a.a = static_cast<const char*>(x2.data_ptr()), a.a_row = x2.stride(0), a.a_col = x2.stride(1);
+    a.b = static_cast<const char*>(weight.data_ptr()), a.b_row = weight.stride(1), a.b_col = weight.stride(0);
+    a.c = static_cast<char*>(out.data_ptr()), a.c_batch_stride = m * n;
+    a.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
+    a.epilogue = epilogue;
+    wait_for_host(x2);
+    wait_for_host(weight);
+    if (b.defined()) wait_for_host(b);
+    k->linear(a);
+  }
+  out = out.view(out_shape);
+  if (grad) record_linear(input, weight, bias, x2, epilogue == Epilogue::Relu, out);
+  return out;
+}
+
+}  // namespace locus::ops

@@ -1,0 +1,62 @@
+// Gathering an optimizer step's parameters for the fused kernel of their device.
+
+#include "src/optim/fused_update.h"
+
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
+
+namespace locus::optim::detail {
+namespace {
+
+bool usable(const Tensor& t, Device device, DType dtype) {
+  return !t.defined() || (t.device() == device && t.dtype() == dtype && t.is_contiguous());
+}
+
+char* buffer(const Tensor& t) { return t.defined() ? static_cast<char*>(t.data_ptr()) : nullptr; }
+
+}  // namespace
+
+bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, const Tensor& state1, const Tensor& state2,
+                      bool fresh) {
+  const Device device = param.device();
+  const DType dtype = param.dtype();
+  if (!ops::fused_kernels(&ops::KernelTable::optimizer_step, device, dtype, {ops::OpId::OptimizerStep})) return false;
+  for (const Tensor* t : {&param, &grad, &state1, &state2})
+    if (!usable(*t, device, dtype)) return false;
+  if (!(grad.shape() == param.shape())) return false;  // the composed ops raise the error
+  Group& g = groups_[{static_cast<int>(device.type()) * 65536 + device.index(), dtype}];
+  g.indices.push_back(index);
+  for (const Tensor* t : {&param, &grad, &state1, &state2})
+    if (t->defined()) g.keep.push_back(*t);
+  g.params.push_back(buffer(param));
+  g.grads.push_back(buffer(grad));
+  g.state1.push_back(buffer(state1));
+  g.state2.push_back(buffer(state2));
+  g.fresh.push_back(fresh ? 1 : 0);
+  g.numel.push_back(param.numel());
+  return true;
+}
+
+std::vector<size_t> FusedUpdate::run() {
+  std::vector<size_t> done;
+  for (auto& [key, g] : groups_) {
+    const Tensor& first = g.keep.front();
+    for (const Tensor& t : g.keep) ops::wait_for_host(t);
+    ops::OptimizerStepArgs a = hyper_;
+    a.device = first.device().is_cpu() ? 0 : first.device().index();
+    a.dtype = key.second;
+    a.count = static_cast<int>(g.indices.size());
+    a.params = g.params.data();
+    a.grads = g.grads.data();
+    a.state1 = g.state1.front() ? g.state1.data() : nullptr;
+    a.state2 = g.state2.front() ? g.state2.data() : nullptr;
+    a.fresh = g.fresh.data();
+    a.numel = g.numel.data();
+    ops::fused_kernels(&ops::KernelTable::optimizer_step, first.device(), a.dtype, {ops::OpId::OptimizerStep})
+        ->optimizer_step(a);
+    done.insert(done.end(), g.indices.begin(), g.indices.end());
+  }
+  return done;
+}
+
+}  // namespace locus::optim::detail

@@ -1,0 +1,41 @@
+#pragma once
+// The optimizers' one-pass update (KernelTable::optimizer_step, Note [Fused kernels] in
+// src/ops/fused.h): parameters gathered by device and dtype, one kernel call per group.
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "locus/tensor.h"
+#include "src/ops/kernel_table.h"
+
+namespace locus::optim::detail {
+
+/// Parameters of one step, gathered for the fused kernel of their device and dtype.
+class FusedUpdate {
+ public:
+  /// `hyper`: the kind and hyperparameters of every call (device, dtype and tensors are filled
+  /// per group).
+  explicit FusedUpdate(const ops::OptimizerStepArgs& hyper) : hyper_(hyper) {}
+  /// Takes parameter `index` (what is updated, its gradient, its state tensors, undefined where
+  /// the optimizer keeps none) and returns true, or returns false when its device has no fused
+  /// kernel for its dtype or a tensor is not contiguous on that device: the caller then updates
+  /// it with composed ops.
+  bool add(size_t index, const Tensor& param, const Tensor& grad, const Tensor& state1, const Tensor& state2, bool fresh);
+  /// Runs one kernel per group; returns the indices updated.
+  std::vector<size_t> run();
+
+ private:
+  struct Group {
+    std::vector<size_t> indices;
+    std::vector<Tensor> keep;  // the tensors whose buffers the kernel gets
+    std::vector<char*> params, state1, state2;
+    std::vector<const char*> grads;
+    std::vector<unsigned char> fresh;
+    std::vector<int64_t> numel;
+  };
+  ops::OptimizerStepArgs hyper_;
+  std::map<std::pair<int, DType>, Group> groups_;  // by device (type and index) and dtype
+};
+
+}  // namespace locus::optim::detail
