@@ -7,6 +7,7 @@
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/loops.h"
+#include "src/backends/cpu/streaming_store.h"
 #include "src/ops/dtype_rules.h"
 #include "src/ops/functors.h"
 
@@ -31,12 +32,16 @@ void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
   using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, fn::Params<C>{})), bool>, bool, T>;
   const fn::Params<C> p = params_of<C>(s);
   const F f{};
+  const bool stream = streams_output(it);
   for_each_run<2>(it, static_cast<int64_t>(sizeof(Out) + sizeof(T)), [&](char* const* ptr, const int64_t* st, int64_t n) {
     const fn::Params<C> q = p;  // a local the stores cannot alias (see binary_row)
     auto* out = reinterpret_cast<Out*>(ptr[0]);
     const auto* in = reinterpret_cast<const T*>(ptr[1]);
     if (st[0] == sizeof(Out) && st[1] == sizeof(T)) {
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(in[i]), q));
+      write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
+        const T* src = in + first;
+        for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(src[i]), q));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), q));
@@ -47,7 +52,7 @@ void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
 // The row loop: a contiguous path the compiler vectorises, two broadcast-scalar paths, and the
 // general strided path.
 template <class T, class Out, class F, class P>
-inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P params) {
+inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P params, bool stream) {
   // `params` is a copy on purpose: a local the stores cannot alias, so its loads leave the loops.
   const P& p = params;
   using C = compute_t<T>;
@@ -55,10 +60,17 @@ inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& 
   const auto* a = reinterpret_cast<const T*>(ptr[1]);
   const auto* b = reinterpret_cast<const T*>(ptr[2]);
   if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == sizeof(T)) {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(a[i]), C(b[i]), p));
+    write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
+      const T* x = a + first;
+      const T* y = b + first;
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(x[i]), C(y[i]), p));
+    });
   } else if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == 0) {
     const C bv = C(b[0]);
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(C(a[i]), bv, p));
+    write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
+      const T* x = a + first;
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(x[i]), bv, p));
+    });
   } else if (st[0] == sizeof(Out) && st[1] == 0 && st[2] == sizeof(T)) {
     const C av = C(a[0]);
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(av, C(b[i]), p));
@@ -75,7 +87,9 @@ void binary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) 
   using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, C{}, fn::Params<C>{})), bool>, bool, T>;
   const fn::Params<C> p = params_of<C>(s);
   const F f{};
-  auto rows = [&](char* const* ptr, const int64_t* st, int64_t n) { binary_row<T, Out>(ptr, st, n, f, p); };
+  // A number operand (below) has stride 0: the output streams when it alone is large.
+  const bool stream = streams_output(it);
+  auto rows = [&](char* const* ptr, const int64_t* st, int64_t n) { binary_row<T, Out>(ptr, st, n, f, p, stream); };
   const auto bytes = static_cast<int64_t>(sizeof(Out) + 2 * sizeof(T));
   if (!s.has_other) {
     for_each_run<3>(it, bytes, rows);
