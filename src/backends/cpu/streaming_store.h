@@ -62,7 +62,9 @@ void write_run(Out* out, int64_t n, bool stream, Body&& body) {
     body(out, int64_t{0}, n);
     return;
   }
-  constexpr int64_t kBlock = 4096 / static_cast<int64_t>(sizeof(Out));
+  // 1 KiB: measured against 4 KiB on 16M-float adds, 54-56 against 40-50 GB/s (the smaller
+  // buffer stays in L1 beside the inputs' lines; a direct streaming store reaches 56-59).
+  constexpr int64_t kBlock = 1024 / static_cast<int64_t>(sizeof(Out));
   alignas(64) Out buffer[kBlock];
   int64_t head = static_cast<int64_t>((32 - reinterpret_cast<uintptr_t>(out) % 32) % 32 / sizeof(Out));
   if (reinterpret_cast<uintptr_t>(out) % sizeof(Out) != 0 || head > n) head = n;  // cannot align: plain stores

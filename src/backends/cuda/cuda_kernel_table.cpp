@@ -88,6 +88,11 @@ void unscale(const ops::UnscaleArgs& a) {
   check_op(launch_unscale(a, l.stream), ops::OpId::UnscaleGrads);
 }
 
+void optimizer_step(const ops::OptimizerStepArgs& a) {
+  Launch l(a.device);
+  check_op(launch_optimizer_step(a, l.stream), ops::OpId::OptimizerStep);
+}
+
 }  // namespace
 
 const ops::KernelTable& kernel_table() noexcept {
@@ -106,6 +111,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.index = &index;
     t.random = &random;
     t.unscale = &unscale;
+    t.optimizer_step = &optimizer_step;
     t.defer_check = &defer_check;
     return t;
   }();
