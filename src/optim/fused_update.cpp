@@ -24,6 +24,9 @@ bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, con
   for (const Tensor* t : {&param, &grad, &state1, &state2})
     if (!usable(*t, device, dtype)) return false;
   if (!(grad.shape() == param.shape())) return false;  // the composed ops raise the error
+  // A parameter listed twice (PyTorch warns) must be updated twice, one after the other, not by
+  // two threads of one pass: the second listing goes the composed way.
+  if (!seen_.insert(param.data_ptr()).second) return false;
   Group& g = groups_[{static_cast<int>(device.type()) * 65536 + device.index(), dtype}];
   g.indices.push_back(index);
   for (const Tensor* t : {&param, &grad, &state1, &state2})

@@ -3,6 +3,7 @@
 // src/ops/fused.h): parameters gathered by device and dtype, one kernel call per group.
 
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@ class FusedUpdate {
   };
   ops::OptimizerStepArgs hyper_;
   std::map<std::pair<int, DType>, Group> groups_;  // by device (type and index) and dtype
+  std::set<const void*> seen_;                      // the buffers of the parameters taken
 };
 
 }  // namespace locus::optim::detail

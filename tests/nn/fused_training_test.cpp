@@ -234,6 +234,19 @@ INSTANTIATE_TEST_SUITE_P(
                       [](auto p, bool m) { return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2).master_weights(m)); }}),
     [](const ::testing::TestParamInfo<OptimizerCase>& info) { return std::string(info.param.name); });
 
+// A parameter listed twice is updated twice, in order, as the composed form does.
+TEST(FusedOptimizerList, AParameterListedTwiceIsUpdatedTwice) {
+  ComposedOnSim composed;
+  for (const Device device : {Device(kCPU), kComposed}) {
+    SCOPED_TRACE(device.str());
+    Tensor p = full({40000}, 1.0).to(device).requires_grad_(true);
+    optim::SGD opt({p, p}, optim::SGDOptions(0.5).momentum(0.5));
+    p.set_grad(full({40000}, 2.0).to(device));
+    opt.step();  // each listing: buffer = g, p -= 0.5 * g -> 1 - 1 - 1
+    expect_close(p, std::vector<double>(40000, -1.0), 0, 0);
+  }
+}
+
 struct CrossEntropyCase {
   const char* name;
   Shape logits;
