@@ -9,6 +9,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/nn/class_layout.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
@@ -18,34 +19,6 @@ namespace locus::nn {
 namespace {
 
 using ops::OpId;
-
-// [N, C, d1, ...] (or [C]) as [N * d1 * ..., C], and back.
-Tensor rows_of(const Tensor& logits) {
-  if (logits.dim() == 1) return logits.unsqueeze(0);
-  if (logits.dim() == 2) return logits;
-  Shape order{0};
-  for (int64_t d = 2; d < logits.dim(); ++d) order.push_back(d);
-  order.push_back(1);
-  return logits.permute(order).reshape({-1, logits.size(1)});
-}
-
-Tensor unrows(const Tensor& grad, const Shape& shape) {
-  if (shape.size() <= 2) return grad.reshape(shape);
-  Shape channels_last{shape[0]};
-  for (size_t d = 2; d < shape.size(); ++d) channels_last.push_back(shape[d]);
-  channels_last.push_back(shape[1]);
-  Shape order{0, static_cast<int64_t>(shape.size()) - 1};
-  for (int64_t d = 1; d + 1 < static_cast<int64_t>(shape.size()); ++d) order.push_back(d);
-  return grad.reshape(channels_last).permute(order).contiguous();
-}
-
-Shape target_shape_of(const Tensor& logits) {
-  Shape s;
-  if (logits.dim() == 1) return s;
-  s.push_back(logits.size(0));
-  for (int64_t d = 2; d < logits.dim(); ++d) s.push_back(logits.size(d));
-  return s;
-}
 
 DType lse_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }
 
@@ -58,7 +31,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   const ops::KernelTable* k =
       ops::fused_kernels(&ops::KernelTable::cross_entropy, device, dtype, {OpId::CrossEntropy, OpId::LogSoftmax});
   if (!k || !k->cross_entropy_grad) return std::nullopt;
-  const Tensor x = rows_of(logits.detach()).contiguous();
+  const Tensor x = class_rows(logits.detach()).contiguous();
   const Tensor t = target.reshape({-1}).contiguous();
   const int64_t m = x.size(0), c = x.size(1);
   const Tensor losses = ops::empty_on(Shape{m}, dtype, device);
@@ -87,7 +60,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   {
     NoGradGuard no_grad;
     switch (options.reduction()) {
-      case Reduction::None: out = losses.reshape(target_shape_of(logits)); break;
+      case Reduction::None: out = losses.reshape(class_target_shape(logits)); break;
       case Reduction::Sum: out = losses.sum(); break;
       default:  // the mean over the targets that count; NaN when none does (as PyTorch)
         out = counted > 0 ? div(losses.sum(), static_cast<double>(counted)) : full({}, NAN, TensorOptions().dtype(dtype).device(device));
@@ -120,7 +93,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
       a.grad_logits = static_cast<char*>(grad.data_ptr());
       k->cross_entropy_grad(a);
     }
-    return {unrows(grad, logits_shape)};
+    return {from_class_rows(grad, logits_shape)};
   }, {&logits});
   return out;
 }

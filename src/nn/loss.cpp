@@ -14,6 +14,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/nn/class_layout.h"
 #include "src/nn/fused_cross_entropy.h"
 #include "src/ops/autocast.h"
 #include "src/ops/deferred_check.h"
@@ -41,15 +42,6 @@ Tensor reduce(const Tensor& losses, Reduction reduction) {
   throw ShapeError(os.str());
 }
 
-// The shape class indices have for an input [C] (0-dim) or [N, C, d1, ...] ([N, d1, ...]).
-Shape class_target_shape(const Tensor& input) {
-  Shape want;
-  if (input.dim() == 1) return want;
-  want.push_back(input.size(0));
-  for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
-  return want;
-}
-
 // The checks of class-index targets, before anything runs: an input with a class dim, and int64
 // targets of its shape without that dim.
 void check_class_targets(const Tensor& input, const Tensor& target) {
@@ -64,19 +56,6 @@ void check_class_targets(const Tensor& input, const Tensor& target) {
                                : "a target of the input's shape without the class dim 1");
 }
 
-// Input [N, C, d1, ...] as [N * d1 * ..., C] with the class dim last, and the target's shape.
-struct Flat {
-  Tensor input;  ///< [M, C]
-  Shape target_shape;
-};
-
-Flat flatten_classes(const Tensor& input) {
-  if (input.dim() <= 2) return {input.dim() == 1 ? input.unsqueeze(0) : input, class_target_shape(input)};
-  Shape order{0};
-  for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
-  order.push_back(1);
-  return {input.permute(order).reshape({-1, input.size(1)}), class_target_shape(input)};
-}
 
 }  // namespace
 
@@ -107,8 +86,8 @@ namespace {
 // nll_loss of checked arguments (check_class_targets); `op_id` is the loss the user called, which
 // a target found out of range on cuda names when it is raised later (Note [Deferred checks]).
 Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options, OpId op_id) {
-  const Flat flat = flatten_classes(log_probs);
-  const int64_t c = flat.input.size(1);
+  const Tensor rows = class_rows(log_probs);  // [M, C]
+  const int64_t c = rows.size(1);
   const Tensor t = target.reshape({-1});
   Tensor picked;
   std::optional<int64_t> counted;  // targets that count, when known on the host
@@ -125,9 +104,9 @@ Tensor nll(const Tensor& log_probs, const Tensor& target, const ClassLossOptions
     if (ignore_is_a_class) onehot = logical_and(onehot, (t != options.ignore_index()).view({-1, 1}));
     picked = onehot.to(log_probs.dtype());
   }
-  const Tensor losses = -(flat.input * picked).sum(1);
+  const Tensor losses = -(rows * picked).sum(1);
   switch (options.reduction()) {
-    case Reduction::None: return losses.reshape(flat.target_shape);
+    case Reduction::None: return losses.reshape(class_target_shape(log_probs));
     case Reduction::Sum: return losses.sum();
     default: {
       // The mean over the targets that count. When none does, the loss is NaN and, as in

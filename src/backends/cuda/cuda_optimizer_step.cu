@@ -5,6 +5,7 @@
 // the parameter's dtype where the composed ops would store it.
 
 #include "src/backends/cuda/device_types.cuh"
+#include "src/backends/cuda/multi_tensor.cuh"
 
 namespace locus::cuda_backend {
 namespace {
@@ -22,8 +23,7 @@ struct StepBatch {
   void* state2[kTensorsPerLaunch];
   int64_t numel[kTensorsPerLaunch];
   unsigned char fresh[kTensorsPerLaunch];
-  unsigned char block_tensor[kBlocksPerLaunch];
-  int block_chunk[kBlocksPerLaunch];
+  BlockMap<kBlocksPerLaunch> blocks;
 };
 
 // The hyperparameters, trivially copyable for the launch.
@@ -81,8 +81,8 @@ __device__ void adam_element(const StepBatch& b, const StepHyper& h, int t, int6
 
 template <class T>
 __global__ void step_kernel(StepBatch batch, StepHyper hyper) {
-  const int t = batch.block_tensor[blockIdx.x];
-  const int64_t begin = static_cast<int64_t>(batch.block_chunk[blockIdx.x]) * kChunk;
+  const int t = batch.blocks.tensor[blockIdx.x];
+  const int64_t begin = static_cast<int64_t>(batch.blocks.chunk[blockIdx.x]) * kChunk;
   const int64_t end = begin + kChunk < batch.numel[t] ? begin + kChunk : batch.numel[t];
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     if (hyper.kind == ops::OptimizerKind::Sgd) sgd_element<T>(batch, hyper, t, i);
@@ -95,42 +95,20 @@ cudaError_t launch_batches(const ops::OptimizerStepArgs& a, cudaStream_t stream)
   const StepHyper hyper{a.kind, a.lr, a.weight_decay, a.momentum, a.dampening, a.beta1, a.beta2, a.eps,
                         a.bias_correction1, a.bias_correction2, a.nesterov, a.state1 != nullptr};
   StepBatch batch;
-  int tensors = 0, blocks = 0;
-  cudaError_t err = cudaSuccess;
-  auto flush = [&] {
-    if (blocks > 0 && err == cudaSuccess) {
-      step_kernel<T><<<blocks, kBlock, 0, stream>>>(batch, hyper);
-      err = cudaGetLastError();
-    }
-    tensors = 0, blocks = 0;
-  };
-  auto add_tensor = [&](int k) {
-    batch.param[tensors] = a.params[k];
-    batch.grad[tensors] = a.grads[k];
-    batch.state1[tensors] = a.state1 ? a.state1[k] : nullptr;
-    batch.state2[tensors] = a.state2 ? a.state2[k] : nullptr;
-    batch.numel[tensors] = a.numel[k];
-    batch.fresh[tensors] = a.fresh ? a.fresh[k] : 0;
-    return tensors++;
-  };
-  for (int k = 0; k < a.count; ++k) {
-    const int64_t n = a.numel[k];
-    if (n == 0) continue;
-    if (tensors == kTensorsPerLaunch) flush();
-    int slot = add_tensor(k);
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    for (int64_t c = 0; c < chunks; ++c) {
-      if (blocks == kBlocksPerLaunch) {  // a full launch: the rest of this tensor starts the next
-        flush();
-        slot = add_tensor(k);
-      }
-      batch.block_tensor[blocks] = static_cast<unsigned char>(slot);
-      batch.block_chunk[blocks] = static_cast<int>(c);
-      ++blocks;
-    }
-  }
-  flush();
-  return err;
+  return launch_multi_tensor<kTensorsPerLaunch, kBlocksPerLaunch>(
+      a.count, a.numel, kChunk, batch.blocks,
+      [&](int slot, int k) {
+        batch.param[slot] = a.params[k];
+        batch.grad[slot] = a.grads[k];
+        batch.state1[slot] = a.state1 ? a.state1[k] : nullptr;
+        batch.state2[slot] = a.state2 ? a.state2[k] : nullptr;
+        batch.numel[slot] = a.numel[k];
+        batch.fresh[slot] = a.fresh ? a.fresh[k] : 0;
+      },
+      [&](int blocks) {
+        step_kernel<T><<<blocks, kBlock, 0, stream>>>(batch, hyper);
+        return cudaGetLastError();
+      });
 }
 
 }  // namespace

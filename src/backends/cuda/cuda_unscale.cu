@@ -5,6 +5,7 @@
 // reads once per step.
 
 #include "src/backends/cuda/device_types.cuh"
+#include "src/backends/cuda/multi_tensor.cuh"
 
 namespace locus::cuda_backend {
 namespace {
@@ -18,15 +19,14 @@ constexpr int64_t kChunk = 65536;  // elements one block handles
 struct UnscaleBatch {
   void* data[kTensorsPerLaunch];
   int64_t numel[kTensorsPerLaunch];
-  unsigned char block_tensor[kBlocksPerLaunch];
-  int block_chunk[kBlocksPerLaunch];
+  BlockMap<kBlocksPerLaunch> blocks;
 };
 
 template <class T>
 __global__ void unscale_kernel(UnscaleBatch batch, float inv_scale, float* found_inf) {
-  const int t = batch.block_tensor[blockIdx.x];
+  const int t = batch.blocks.tensor[blockIdx.x];
   T* p = static_cast<T*>(batch.data[t]);
-  const int64_t begin = static_cast<int64_t>(batch.block_chunk[blockIdx.x]) * kChunk;
+  const int64_t begin = static_cast<int64_t>(batch.blocks.chunk[blockIdx.x]) * kChunk;
   const int64_t end = begin + kChunk < batch.numel[t] ? begin + kChunk : batch.numel[t];
   const auto inv = static_cast<compute_t<T>>(inv_scale);
   bool bad = false;
@@ -41,38 +41,16 @@ __global__ void unscale_kernel(UnscaleBatch batch, float inv_scale, float* found
 template <class T>
 cudaError_t launch_batches(const ops::UnscaleArgs& a, cudaStream_t stream) {
   UnscaleBatch batch;
-  int tensors = 0, blocks = 0;
-  cudaError_t err = cudaSuccess;
-  auto flush = [&] {
-    if (blocks > 0 && err == cudaSuccess) {
-      unscale_kernel<T><<<blocks, kBlock, 0, stream>>>(batch, a.inv_scale, a.found_inf);
-      err = cudaGetLastError();
-    }
-    tensors = 0, blocks = 0;
-  };
-  auto add_tensor = [&](int k) {
-    batch.data[tensors] = a.data[k];
-    batch.numel[tensors] = a.numel[k];
-    return tensors++;
-  };
-  for (int k = 0; k < a.count; ++k) {
-    const int64_t n = a.numel[k];
-    if (n == 0) continue;
-    if (tensors == kTensorsPerLaunch) flush();
-    int slot = add_tensor(k);
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    for (int64_t c = 0; c < chunks; ++c) {
-      if (blocks == kBlocksPerLaunch) {  // a full launch: the rest of this tensor starts the next
-        flush();
-        slot = add_tensor(k);
-      }
-      batch.block_tensor[blocks] = static_cast<unsigned char>(slot);
-      batch.block_chunk[blocks] = static_cast<int>(c);
-      ++blocks;
-    }
-  }
-  flush();
-  return err;
+  return launch_multi_tensor<kTensorsPerLaunch, kBlocksPerLaunch>(
+      a.count, a.numel, kChunk, batch.blocks,
+      [&](int slot, int k) {
+        batch.data[slot] = a.data[k];
+        batch.numel[slot] = a.numel[k];
+      },
+      [&](int blocks) {
+        unscale_kernel<T><<<blocks, kBlock, 0, stream>>>(batch, a.inv_scale, a.found_inf);
+        return cudaGetLastError();
+      });
 }
 
 }  // namespace
