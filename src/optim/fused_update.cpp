@@ -20,7 +20,9 @@ bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, con
                       bool fresh) {
   const Device device = param.device();
   const DType dtype = param.dtype();
-  if (!ops::fused_kernels(&ops::KernelTable::optimizer_step, device, dtype, {ops::OpId::OptimizerStep})) return false;
+  const ops::KernelTable* kernels =
+      ops::fused_kernels(&ops::KernelTable::optimizer_step, device, dtype, {ops::OpId::OptimizerStep});
+  if (!kernels) return false;
   for (const Tensor* t : {&param, &grad, &state1, &state2})
     if (!usable(*t, device, dtype)) return false;
   if (!(grad.shape() == param.shape())) return false;  // the composed ops raise the error
@@ -28,6 +30,7 @@ bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, con
   // two threads of one pass: the second listing goes the composed way.
   if (!seen_.insert(param.data_ptr()).second) return false;
   Group& g = groups_[{static_cast<int>(device.type()) * 65536 + device.index(), dtype}];
+  g.kernels = kernels;
   g.indices.push_back(index);
   for (const Tensor* t : {&param, &grad, &state1, &state2})
     if (t->defined()) g.keep.push_back(*t);
@@ -55,8 +58,7 @@ std::vector<size_t> FusedUpdate::run() {
     a.state2 = g.state2.front() ? g.state2.data() : nullptr;
     a.fresh = g.fresh.data();
     a.numel = g.numel.data();
-    ops::fused_kernels(&ops::KernelTable::optimizer_step, first.device(), a.dtype, {ops::OpId::OptimizerStep})
-        ->optimizer_step(a);
+    g.kernels->optimizer_step(a);
     done.insert(done.end(), g.indices.begin(), g.indices.end());
   }
   return done;

@@ -28,6 +28,7 @@ class FusedUpdate {
 
  private:
   struct Group {
+    const ops::KernelTable* kernels = nullptr;  // the device's, found when the first tensor joined
     std::vector<size_t> indices;
     std::vector<Tensor> keep;  // the tensors whose buffers the kernel gets
     std::vector<char*> params, state1, state2;
