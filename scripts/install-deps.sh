@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Locus needs to build and test on Debian 12 (bookworm). Idempotent; quick
-# when everything is already there. Set LOCUS_WITH_TORCH=1 to add PyTorch for the benchmarks.
+# when everything is already there. Set LOCUS_WITH_TORCH=1 to add PyTorch and LibTorch for the benchmarks.
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbenchmark-dev libcli11-dev zlib1g-dev
           dataset-fashion-mnist libgloo-dev)
@@ -12,7 +12,7 @@ packages+=(clang libclang-rt-14-dev libomp-14-dev)
 packages+=(redis-server)
 # The DLPack consumer test: NumPy reading Locus tensors through a test-only Python module.
 packages+=(pybind11-dev python3-dev python3-numpy)
-[ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
+[ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch libtorch-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -40,10 +40,11 @@ expect_dead() {
 
 case "$case_name" in
 success)
+  unset OMP_NUM_THREADS
   port=$(free_port)
   launch --nproc-per-node 2 --master-port "$port" sh -c '
     echo "env $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $GROUP_RANK $MASTER_ADDR $MASTER_PORT"
-    echo "store $LOCUS_STORE"; echo "id $LOCUS_RUN_ID"
+    echo "store $LOCUS_STORE"; echo "id $LOCUS_RUN_ID"; echo "omp $OMP_NUM_THREADS"
     echo "to stderr" >&2
     dir=${LOCUS_STORE#file://}; [ -d "$dir" ] && [ "$(stat -c %a "$dir")" = 700 ] && echo "private store"
     printf "no newline at the end"' > /dev/null
@@ -59,7 +60,17 @@ success)
   [ "$(grep '\]: id ' out | sort -u -k3 | wc -l)" = 1 ] || fail "the ranks got different run ids"
   store=$(grep -m1 '\]: store ' out | sed 's|.*file://||')
   [ ! -e "$store" ] || fail "the store directory $store outlived the launch"
-  [ ! -s err ] || [ "$(grep -vc '^\[rank.\]: ' err)" = 0 ] || fail "unprefixed lines on stderr"
+  # OMP_NUM_THREADS unset: the cores shared out among the local ranks, said on the first line.
+  cores=$(env -u OMP_THREAD_LIMIT nproc); per_rank=$(( cores / 2 )); [ "$per_rank" -ge 1 ] || per_rank=1
+  for r in 0 1; do expect_line out "[rank$r]: omp $per_rank"; done
+  [ "$(head -1 err)" = "locus run: OMP_NUM_THREADS=$per_rank for each rank ($cores cores / 2 local ranks); set OMP_NUM_THREADS to choose another number" ] ||
+    fail "the first line of stderr does not give the ranks' OMP_NUM_THREADS"
+  [ "$(tail -n +2 err | grep -vc '^\[rank.\]: ')" = 0 ] || fail "unprefixed lines on stderr"
+  # A user's OMP_NUM_THREADS is left alone, silently.
+  OMP_NUM_THREADS=3 launch --nproc-per-node 2 --master-port "$port" sh -c 'echo "omp $OMP_NUM_THREADS"'
+  expect_rc 0
+  for r in 0 1; do expect_line out "[rank$r]: omp 3"; done
+  grep -q OMP_NUM_THREADS err && fail "locus run spoke of OMP_NUM_THREADS although the user set it"
   # The defaults, torchrun's.
   "$locus" run --help | grep -q 'master-port.*=29500' || fail "--master-port does not default to 29500"
   launch --run-id my-run-1 sh -c 'echo "$WORLD_SIZE $MASTER_ADDR $LOCUS_RUN_ID"'

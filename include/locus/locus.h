@@ -28,4 +28,5 @@
 #include "locus/stream.h"
 #include "locus/tensor.h"
 #include "locus/tensor_options.h"
+#include "locus/threads.h"
 #include "locus/version.h"

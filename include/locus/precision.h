@@ -1,7 +1,8 @@
 #pragma once
 /// \file precision.h
 /// How much precision float32 matrix products may trade for speed (torch's
-/// set_float32_matmul_precision and torch.backends.cuda.matmul.allow_tf32).
+/// set_float32_matmul_precision and torch.backends.cuda.matmul.allow_tf32), and how the CPU
+/// treats denormal floats (torch.set_flush_denormal).
 
 #include <string>
 #include <string_view>
@@ -15,6 +16,13 @@ namespace locus {
 void set_float32_matmul_precision(std::string_view precision);
 /// The current setting: "highest" or "high" (TF32 allowed).
 std::string get_float32_matmul_precision();
+
+/// Flushes denormal floats to zero on the calling thread's CPU arithmetic (and on the worker
+/// threads of the kernels it launches) when `on`, or restores IEEE behaviour, as
+/// torch.set_flush_denormal. Returns false, changing nothing, where the CPU has no such mode
+/// (x86-64 and AArch64 have it). Optimizers flush during their update regardless and restore
+/// the thread's setting afterwards (docs/training.md, "Denormals").
+bool set_flush_denormal(bool on) noexcept;
 
 namespace cuda {
 /// Allows TF32 for float32 matrix products on CUDA (same switch as

@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/core/float_mode.h"
 #include "src/optim/fused_update.h"
 
 namespace locus::optim {
@@ -122,6 +123,7 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(p
 
 void SGD::step() {
   NoGradGuard no_grad;
+  const locus::detail::FlushDenormalsGuard flush_denormals;  // Note [Denormals]
   ++steps_;
   ops::OptimizerStepArgs hyper;
   hyper.kind = ops::OptimizerKind::Sgd;
@@ -163,6 +165,7 @@ void Adam::step() { adam_step(false); }
 
 void Adam::adam_step(bool decoupled) {
   NoGradGuard no_grad;
+  const locus::detail::FlushDenormalsGuard flush_denormals;  // Note [Denormals]
   ++steps_;
   const double bias1 = 1 - std::pow(o_.beta1(), static_cast<double>(steps_));
   const double bias2 = 1 - std::pow(o_.beta2(), static_cast<double>(steps_));

@@ -1,10 +1,12 @@
-// The float32 matmul precision switch, read by the CUDA backend on every product.
+// The float32 matmul precision switch, read by the CUDA backend on every product, and the
+// calling thread's denormal flushing (Note [Denormals]).
 
 #include "locus/precision.h"
 
 #include <atomic>
 
 #include "locus/errors.h"
+#include "src/core/float_mode.h"
 
 namespace locus {
 namespace {
@@ -20,6 +22,12 @@ void set_float32_matmul_precision(std::string_view precision) {
 }
 
 std::string get_float32_matmul_precision() { return g_allow_tf32 ? "high" : "highest"; }
+
+bool set_flush_denormal(bool on) noexcept {
+  if (detail::kFlushAll == 0) return false;
+  detail::set_flush_bits(on ? detail::kFlushAll : 0u);
+  return true;
+}
 
 namespace cuda {
 void set_allow_tf32(bool allow) noexcept { g_allow_tf32 = allow; }

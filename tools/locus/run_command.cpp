@@ -6,12 +6,16 @@
 #include <cstdint>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sched.h>
+#include <unistd.h>
 
 #include "tools/locus/commands.h"
 #include "tools/locus/port_check.h"
@@ -56,8 +60,22 @@ bool store_listens_on(const std::string& store, int port) {
 // In 64 bits: 65536 nodes of 65536 ranks pass the option checks and overflow an int.
 int64_t global_rank(const RunArgs& a, int local_rank) { return int64_t{a.node_rank} * a.nproc_per_node + local_rank; }
 
+// The cores this launcher may run on (its affinity mask), as OpenMP counts them.
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+// OMP_NUM_THREADS for each rank when the user set none: the cores shared out among the local
+// ranks, so N ranks never run N x cores threads that fight over the cores (torchrun sets 1).
+std::optional<int> threads_per_rank(const RunArgs& a) {
+  if (std::getenv("OMP_NUM_THREADS") != nullptr) return std::nullopt;
+  return std::max(1, usable_cores() / a.nproc_per_node);
+}
+
 std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, const std::string& store,
-                                          const std::string& run_id) {
+                                          const std::string& run_id, std::optional<int> omp_threads) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -74,6 +92,7 @@ std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, cons
   set("MASTER_PORT", std::to_string(a.master_port));
   set("LOCUS_STORE", store);
   set("LOCUS_RUN_ID", run_id);
+  if (omp_threads) set("OMP_NUM_THREADS", std::to_string(*omp_threads));
   return env;
 }
 
@@ -97,11 +116,17 @@ SupervisorResult launch(const RunArgs& a, const std::vector<std::string>& comman
     store = "file://" + store_dir->path();
   }
   const std::string run_id = a.run_id.empty() ? fresh_run_id() : a.run_id;
+  const std::optional<int> omp_threads = threads_per_rank(a);
+  if (omp_threads) {
+    std::cerr << "locus run: OMP_NUM_THREADS=" << *omp_threads << " for each rank (" << usable_cores() << " cores / "
+              << a.nproc_per_node << " local rank" << (a.nproc_per_node == 1 ? "" : "s")
+              << "); set OMP_NUM_THREADS to choose another number" << std::endl;
+  }
   SupervisorOptions options;
   options.argv = command;
   options.grace_period_s = a.grace_period;
   for (int local_rank = 0; local_rank < a.nproc_per_node; ++local_rank) {
-    options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, store, run_id)});
+    options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, store, run_id, omp_threads)});
   }
   try {
     return supervise(options);

@@ -10,6 +10,8 @@
 
 #include "src/backends/cpu/cpu_dnnl_matmul.h"
 
+#include "src/backends/cpu/thread_budget.h"
+
 #ifdef LOCUS_WITH_DNNL
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -24,7 +26,9 @@
 namespace locus::cpu {
 namespace {
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+// Shape, strides, variant, and the team size: oneDNN plans a primitive's work split for the
+// OpenMP threads it sees at creation, which follow the thread budget (Note [Thread budget]).
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int>;
 
 // A product's primitive with the memory descriptions it was made for (reused at each call).
 struct Product {
@@ -101,8 +105,8 @@ dnnl::matmul::primitive_desc describe(const dnnl::engine& engine, const dnnl::me
 #endif
 }
 
-const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g) {
-  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col, variant(g)};
+const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g, int threads) {
+  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col, variant(g), threads};
   auto it = t.primitives.find(key);
   if (it != t.primitives.end()) return it->second;
   if (t.primitives.size() >= kMaxPrimitives) t.primitives.clear();
@@ -127,7 +131,7 @@ bool dnnl_matmul(const ops::MatmulArgs& args) {
   if (args.k == 0 || (args.dtype != DType::Float32 && args.dtype != DType::BFloat16)) return false;
   const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
-  const std::optional<Product>& p = product_for(t, g);
+  const std::optional<Product>& p = product_for(t, g, threads_now());
   if (!p) return false;
   dnnl::memory ma(p->a, t.engine, const_cast<char*>(g.a)), mb(p->b, t.engine, const_cast<char*>(g.b)), mc(p->c, t.engine, g.c);
   std::unordered_map<int, dnnl::memory> args_map{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};

@@ -41,6 +41,7 @@ BlasOperand<T> blas_operand(const T* p, int64_t rows, int64_t cols, int64_t rs, 
 // C = A B + beta C.
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, const BlasOperand<T>& a, const BlasOperand<T>& b, T beta, T* c) {
+  threads_now();  // OpenBLAS sizes its team from this thread's OpenMP setting (Note [Thread budget])
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, a.trans, b.trans, m, n, k, 1.f, a.ptr, a.ld, b.ptr, b.ld, beta, c, std::max<int64_t>(n, 1));
   else
