@@ -29,14 +29,22 @@ class DeviceMismatchError : public Error {
  public:
   /// `op` is the public name ("add"), `argument` the operand found on the second device.
   DeviceMismatchError(Device first, Device second, std::string argument, std::string op);
+  /// The error as a layer of nn::Sequential reports it, with its whole `message`: `module` is
+  /// the layer's path in the model ("0", "1.2"), `argument` what reached it on the wrong device
+  /// ("input"), `op` the op that found the mismatch.
+  DeviceMismatchError(Device first, Device second, std::string argument, std::string op, std::string module,
+                      const std::string& message);
   Device first() const noexcept { return first_; }
   Device second() const noexcept { return second_; }
   const std::string& argument() const noexcept { return argument_; }
   const std::string& op() const noexcept { return op_; }
+  /// The path of the layer where the mismatch was found ("0", "1.2"); empty when the error did
+  /// not pass through an nn::Sequential.
+  const std::string& module() const noexcept { return module_; }
 
  private:
   Device first_, second_;
-  std::string argument_, op_;
+  std::string argument_, op_, module_;
 };
 
 /// Shapes that cannot be combined (broadcasting, matmul, view).

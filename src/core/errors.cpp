@@ -23,6 +23,11 @@ DeviceMismatchError::DeviceMismatchError(Device first, Device second, std::strin
             second.str() + "! (when checking argument '" + argument + "' of '" + op + "')"),
       first_(first), second_(second), argument_(std::move(argument)), op_(std::move(op)) {}
 
+DeviceMismatchError::DeviceMismatchError(Device first, Device second, std::string argument, std::string op,
+                                         std::string module, const std::string& message)
+    : Error(message), first_(first), second_(second), argument_(std::move(argument)), op_(std::move(op)),
+      module_(std::move(module)) {}
+
 namespace {
 std::string oom_message(Device device, uint64_t requested, uint64_t capacity, uint64_t free_bytes, uint64_t allocated,
                         uint64_t reserved) {
