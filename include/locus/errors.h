@@ -69,19 +69,23 @@ class NotImplementedError : public Error {
 class OutOfMemoryError : public Error {
  public:
   /// All sizes in bytes. `capacity`/`free_bytes` describe the device as a whole,
-  /// `allocated`/`reserved` what this process's allocator holds on it.
+  /// `allocated`/`reserved` what this process's allocator holds on it, `segment` what the
+  /// allocator asked the device for to serve the request (a whole segment, Note [Caching
+  /// allocator]); 0 when it asked for the request itself.
   OutOfMemoryError(Device device, uint64_t requested, uint64_t capacity, uint64_t free_bytes,
-                   uint64_t allocated, uint64_t reserved);
+                   uint64_t allocated, uint64_t reserved, uint64_t segment = 0);
   Device device() const noexcept { return device_; }
   uint64_t requested() const noexcept { return requested_; }
   uint64_t capacity() const noexcept { return capacity_; }
   uint64_t free_bytes() const noexcept { return free_; }
   uint64_t allocated() const noexcept { return allocated_; }
   uint64_t reserved() const noexcept { return reserved_; }
+  /// The segment the allocator needed for the request (0: the request itself).
+  uint64_t segment() const noexcept { return segment_; }
 
  private:
   Device device_;
-  uint64_t requested_, capacity_, free_, allocated_, reserved_;
+  uint64_t requested_, capacity_, free_, allocated_, reserved_, segment_;
 };
 
 /// The device type is not usable in this build or on this machine (with the reason).
