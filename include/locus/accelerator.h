@@ -9,7 +9,9 @@
 namespace locus {
 
 /// cuda if available, else mps if available, else cpu. LOCUS_DEVICE overrides it (any device
-/// string, e.g. LOCUS_DEVICE=sim); a malformed value throws ValueError naming the variable.
+/// string, e.g. LOCUS_DEVICE=sim). A value that cannot be used throws what Device(value) would,
+/// naming the variable: ValueError when malformed, BackendUnavailableError for a device type
+/// this machine lacks (LOCUS_DEVICE=cuda without a GPU), IndexError for a missing index.
 Device best_device();
 
 /// Sets the calling thread's current device of `device`'s type (no-op for cpu).

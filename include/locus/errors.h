@@ -29,14 +29,22 @@ class DeviceMismatchError : public Error {
  public:
   /// `op` is the public name ("add"), `argument` the operand found on the second device.
   DeviceMismatchError(Device first, Device second, std::string argument, std::string op);
+  /// The error as a layer of nn::Sequential reports it, with its whole `message`: `module` is
+  /// the layer's path in the model ("0", "1.2"), `argument` what reached it on the wrong device
+  /// ("input"), `op` the op that found the mismatch.
+  DeviceMismatchError(Device first, Device second, std::string argument, std::string op, std::string module,
+                      const std::string& message);
   Device first() const noexcept { return first_; }
   Device second() const noexcept { return second_; }
   const std::string& argument() const noexcept { return argument_; }
   const std::string& op() const noexcept { return op_; }
+  /// The path of the layer where the mismatch was found ("0", "1.2"); empty when the error did
+  /// not pass through an nn::Sequential.
+  const std::string& module() const noexcept { return module_; }
 
  private:
   Device first_, second_;
-  std::string argument_, op_;
+  std::string argument_, op_, module_;
 };
 
 /// Shapes that cannot be combined (broadcasting, matmul, view).
@@ -61,19 +69,23 @@ class NotImplementedError : public Error {
 class OutOfMemoryError : public Error {
  public:
   /// All sizes in bytes. `capacity`/`free_bytes` describe the device as a whole,
-  /// `allocated`/`reserved` what this process's allocator holds on it.
+  /// `allocated`/`reserved` what this process's allocator holds on it, `segment` what the
+  /// allocator asked the device for to serve the request (a whole segment, Note [Caching
+  /// allocator]); 0 when it asked for the request itself.
   OutOfMemoryError(Device device, uint64_t requested, uint64_t capacity, uint64_t free_bytes,
-                   uint64_t allocated, uint64_t reserved);
+                   uint64_t allocated, uint64_t reserved, uint64_t segment = 0);
   Device device() const noexcept { return device_; }
   uint64_t requested() const noexcept { return requested_; }
   uint64_t capacity() const noexcept { return capacity_; }
   uint64_t free_bytes() const noexcept { return free_; }
   uint64_t allocated() const noexcept { return allocated_; }
   uint64_t reserved() const noexcept { return reserved_; }
+  /// The segment the allocator needed for the request (0: the request itself).
+  uint64_t segment() const noexcept { return segment_; }
 
  private:
   Device device_;
-  uint64_t requested_, capacity_, free_, allocated_, reserved_;
+  uint64_t requested_, capacity_, free_, allocated_, reserved_, segment_;
 };
 
 /// The device type is not usable in this build or on this machine (with the reason).

@@ -2,6 +2,7 @@
 
 #include "locus/nn/layers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -118,22 +119,75 @@ std::optional<ops::Epilogue> foldable_activation(const Module& m) {
   return std::nullopt;
 }
 
+// Note [Device errors in Sequential]
+// A CPU batch fed to a model on sim:0 fails inside the first Linear as "... checking argument
+// 'weight' of 'linear'": true of the op, but the user passed no weight and called no linear.
+// Sequential knows more: which of its layers the input reached and where that layer's tensors
+// live, so it rethrows the DeviceMismatchError (the same type, for code that catches it) as
+// "Sequential layer 0 (Linear): input is on cpu but the layer's weight is on sim:0", with what
+// to do: move the batch when the model lives on one device, the model when it is spread over
+// several. A Sequential nested in another gets the full path ("1.0"); any other mismatch in a
+// layer keeps its message behind the layer's name. Only the failing call pays: nothing is
+// checked on the way.
+
+// The devices of a module's parameters and buffers, in order of first appearance.
+std::vector<Device> devices_of(const Module& m) {
+  std::vector<Device> out;
+  for (const auto& list : {m.named_parameters(), m.named_buffers()})
+    for (const NamedTensor& t : list)
+      if (t.second.defined() && std::find(out.begin(), out.end(), t.second.device()) == out.end())
+        out.push_back(t.second.device());
+  return out;
+}
+
+[[noreturn]] void rethrow_in_layer(const DeviceMismatchError& e, const Module& model, size_t index, const Module& layer,
+                                   const Tensor& input) {
+  const std::string here = std::to_string(index);
+  if (!e.module().empty() && dynamic_cast<const SequentialImpl*>(&layer)) {
+    const std::string inner = "Sequential layer " + e.module(), message = e.what();
+    const std::string path = here + "." + e.module();
+    throw DeviceMismatchError(e.first(), e.second(), e.argument(), e.op(), path,
+                              "Sequential layer " + path + message.substr(message.rfind(inner, 0) == 0 ? inner.size() : 0));
+  }
+  const std::string where = "Sequential layer " + here + " (" + layer.name() + "): ";
+  for (const auto& list : {layer.named_parameters(), layer.named_buffers()})
+    for (const auto& [name, t] : list) {
+      if (!t.defined() || t.device() == input.device()) continue;
+      const std::vector<Device> devices = devices_of(model);
+      std::string hint = "; move the batch with .to(device)";
+      if (devices.size() > 1) {
+        hint = "; the model's tensors are on";
+        for (size_t k = 0; k < devices.size(); ++k)
+          hint += (k == 0 ? " " : k + 1 == devices.size() ? " and " : ", ") + devices[k].str();
+        hint += ": move the whole model with .to(device)";
+      }
+      throw DeviceMismatchError(t.device(), input.device(), "input", e.op(), here,
+                                where + "input is on " + input.device().str() + " but the layer's " + name + " is on " +
+                                    t.device().str() + hint);
+    }
+  throw DeviceMismatchError(e.first(), e.second(), e.argument(), e.op(), here, where + e.what());
+}
+
 }  // namespace
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor y = x;
   for (size_t i = 0; i < modules_.size(); ++i) {
-    // A Linear followed by ReLU or GELU runs as one product with its bias and activation (Note
-    // [Fused kernels]); exact types only, so a subclass's own forward still runs.
-    if (i + 1 < modules_.size() && typeid(*modules_[i]) == typeid(LinearImpl)) {
-      if (const auto epilogue = foldable_activation(*modules_[i + 1])) {
-        const auto& lin = static_cast<const LinearImpl&>(*modules_[i]);
-        y = linear_with_activation(y, lin.weight, lin.bias, *epilogue);
-        ++i;
-        continue;
+    try {
+      // A Linear followed by ReLU or GELU runs as one product with its bias and activation
+      // (Note [Fused kernels]); exact types only, so a subclass's own forward still runs.
+      if (i + 1 < modules_.size() && typeid(*modules_[i]) == typeid(LinearImpl)) {
+        if (const auto epilogue = foldable_activation(*modules_[i + 1])) {
+          const auto& lin = static_cast<const LinearImpl&>(*modules_[i]);
+          y = linear_with_activation(y, lin.weight, lin.bias, *epilogue);
+          ++i;
+          continue;
+        }
       }
+      y = modules_[i]->forward(y);
+    } catch (const DeviceMismatchError& e) {
+      rethrow_in_layer(e, *this, i, *modules_[i], y);  // Note [Device errors in Sequential]
     }
-    y = modules_[i]->forward(y);
   }
   return y;
 }

@@ -4,6 +4,7 @@
 
 #include "locus/nn/loss.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -57,6 +58,21 @@ void check_class_targets(const Tensor& input, const Tensor& target) {
 }
 
 
+// Note [Losses do not broadcast]
+// PyTorch's mse_loss broadcasts input and target of different shapes, after a UserWarning that
+// the result is likely wrong. It almost always is: a model's [N, 1] output against a [N] target
+// becomes an [N, N] table of differences and a mean that trains towards the targets' mean, with
+// nothing failing. Locus refuses different shapes (one of the deviations in docs/design.md) and
+// says why when PyTorch would have gone ahead.
+bool broadcastable(const Shape& a, const Shape& b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 1; i <= n; ++i) {
+    const int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -68,6 +84,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     std::ostringstream os;
     os << detail::error_prefix("mse_loss") << "input shape " << input.shape() << " and target shape " << target.shape()
        << " differ";
+    if (broadcastable(input.shape(), target.shape()))  // Note [Losses do not broadcast]
+      os << "; PyTorch would broadcast them with a warning, Locus refuses: a broadcast loss is almost always a bug "
+            "(an output of [N, 1] against a target of [N] compares every output with every target); give both the "
+            "same shape (reshape, squeeze or expand_as)";
     throw ShapeError(os.str());
   }
   // PyTorch computes in the common dtype of the two (a bool or integer target joins a floating

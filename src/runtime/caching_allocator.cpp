@@ -282,7 +282,8 @@ void CachingAllocator::throw_oom(size_t requested) {
   auto [free_bytes, total] = raw_->mem_get_info();
   const auto allocated = static_cast<uint64_t>(stats_.allocated_bytes.current);
   const auto reserved = static_cast<uint64_t>(stats_.reserved_bytes.current);
-  throw OutOfMemoryError(device_, requested, total, free_bytes, allocated, reserved);
+  throw OutOfMemoryError(device_, requested, total, free_bytes, allocated, reserved,
+                         segment_size_for(round_size(requested)));  // Note [Out-of-memory hints]
 }
 
 }  // namespace locus::runtime

@@ -44,10 +44,23 @@ void synchronize(Device device) {
 
 Device best_device() {
   if (const char* env = std::getenv("LOCUS_DEVICE"); env && *env) {
+    // The error Device(env) would raise, of the same type (a malformed string is a ValueError,
+    // an unusable backend a BackendUnavailableError, a missing index an IndexError), naming the
+    // variable: code that handles one handles the other.
+    const std::string prefix = std::string("LOCUS_DEVICE='") + env + "' cannot be used: ";
     try {
       return runtime::resolve_device(Device(std::string_view(env)));
+    } catch (const BackendUnavailableError&) {
+      // Not the usual advice to call best_device(): that is the call that failed.
+      const DeviceType type = Device(std::string_view(env)).type();
+      throw BackendUnavailableError(prefix + std::string(device_type_display_name(type)) + " is not available (" +
+                                    runtime::unavailable_reason(type) +
+                                    "); unset LOCUS_DEVICE to let best_device() choose, or set LOCUS_DEVICE=sim to "
+                                    "test device placement without a GPU");
+    } catch (const IndexError& e) {
+      throw IndexError(prefix + e.what());
     } catch (const Error& e) {
-      throw ValueError(std::string("LOCUS_DEVICE='") + env + "' cannot be used: " + e.what());
+      throw ValueError(prefix + e.what());
     }
   }
   for (DeviceType type : kPreferredAccelerators)

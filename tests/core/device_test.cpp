@@ -72,6 +72,60 @@ TEST(Device, BestDeviceHonoursEnvironment) {
   EXPECT_EQ(best_device(), cuda::is_available() ? Device("cuda:0") : Device("cpu"));
 }
 
+// LOCUS_DEVICE raises what using the device would (docs/devices.md): BackendUnavailableError for
+// a type this machine lacks, as Device("mps") in use does, IndexError for a missing index.
+TEST(Device, UnusableLocusDeviceRaisesWhatUsingTheDeviceWould) {
+  ::setenv("LOCUS_DEVICE", "mps", 1);
+  try {
+    best_device();
+    ADD_FAILURE() << "LOCUS_DEVICE=mps was accepted";
+  } catch (const BackendUnavailableError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "LOCUS_DEVICE='mps' cannot be used: MPS is not available (MPS is Apple's Metal backend and needs macOS on "
+              "Apple silicon; this build has no MPS backend); unset LOCUS_DEVICE to let best_device() choose, or set "
+              "LOCUS_DEVICE=sim to test device placement without a GPU");
+  }
+  EXPECT_THROW(zeros({1}, Device("mps")), BackendUnavailableError);
+  if (!cuda::is_available()) {
+    ::setenv("LOCUS_DEVICE", "cuda", 1);
+    try {
+      best_device();
+      ADD_FAILURE() << "LOCUS_DEVICE=cuda was accepted without CUDA";
+    } catch (const BackendUnavailableError& e) {
+      EXPECT_EQ(std::string(e.what()), "LOCUS_DEVICE='cuda' cannot be used: CUDA is not available (" +
+                                           cuda::unavailable_reason() +
+                                           "); unset LOCUS_DEVICE to let best_device() choose, or set LOCUS_DEVICE=sim "
+                                           "to test device placement without a GPU");
+    }
+    EXPECT_THROW(zeros({1}, Device("cuda")), BackendUnavailableError);
+    EXPECT_THROW(accelerator::current(), BackendUnavailableError);
+  }
+  ::setenv("LOCUS_DEVICE", "sim:7", 1);
+  try {
+    best_device();
+    ADD_FAILURE() << "LOCUS_DEVICE=sim:7 was accepted";
+  } catch (const IndexError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "LOCUS_DEVICE='sim:7' cannot be used: device sim:7 does not exist: this machine has 2 sim devices (sim:0 "
+              "to sim:1); set LOCUS_SIM_DEVICES or call sim::configure for more");
+  }
+  ::setenv("LOCUS_DEVICE", "cuda:", 1);
+  EXPECT_THROW(best_device(), ValueError);
+  ::unsetenv("LOCUS_DEVICE");
+}
+
+// Describing a device needs one: without CUDA, get_device_name and get_device_properties throw
+// BackendUnavailableError with the reason, while discovery answers (docs/devices.md).
+TEST(Device, DescribingACudaDeviceWithoutCudaThrowsDiscoveryDoesNot) {
+  if (cuda::is_available()) GTEST_SKIP() << "needs a machine without CUDA";
+  EXPECT_NO_THROW(cuda::device_count());
+  EXPECT_NO_THROW(cuda::unavailable_reason());
+  EXPECT_EQ(cuda::driver_version(), "");
+  EXPECT_EQ(cuda::runtime_version(), "");
+  EXPECT_THROW(cuda::get_device_properties(0), BackendUnavailableError);
+  EXPECT_THROW(cuda::get_device_name(0), BackendUnavailableError);
+}
+
 TEST(DeviceGuard, NestsAndRestores) {
   EXPECT_EQ(sim::current_device(), 0);
   {

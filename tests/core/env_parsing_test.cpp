@@ -49,6 +49,40 @@ TEST_F(SimMemoryEnv, SizesWithSuffixes) {
   }
 }
 
+// The units people write, with their usual meanings (Note [Byte sizes]): SI powers of 1000,
+// IEC powers of 1024, a bare letter binary as before.
+TEST_F(SimMemoryEnv, SizesWithTheUnitsPeopleWrite) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"64MB", 64000000},        {"64MiB", uint64_t{64} << 20},   {"64mb", 64000000},
+      {"64 MB", 64000000},       {"64Mi", uint64_t{64} << 20},    {"1G", uint64_t{1} << 30},
+      {"1GiB", uint64_t{1} << 30}, {"1GB", 1000000000},           {"1gib", uint64_t{1} << 30},
+      {"2Gi", uint64_t{2} << 30}, {"500KB", 500000},              {"4096B", 4096},
+      {"1.5GB", 1500000000},     {"1TB", 1000000000000},          {"1T", uint64_t{1} << 40},
+      {"512m", uint64_t{512} << 20}};
+  for (const auto& [text, bytes] : good) {
+    ::setenv("LOCUS_SIM_MEMORY", text, 1);
+    sim::reset_config();
+    EXPECT_EQ(sim::config().memory_bytes, bytes) << text;
+  }
+}
+
+TEST_F(SimMemoryEnv, NonsenseUnitsAreStillRefused) {
+  for (const char* bad : {"64XB", "MB", "64 ", " 64", "64M B", "64MBB", "64MB ", "1e30MB", "0MB", "0.0001KB", "64Mib2",
+                          "64 - MB", "5PB"}) {
+    ::setenv("LOCUS_SIM_MEMORY", bad, 1);
+    try {
+      sim::reset_config();
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ValueError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("LOCUS_SIM_MEMORY='") + bad +
+                    "' is not a size: expected a whole number of bytes from 1 to 2^62, or a number and a unit: KB, MB, "
+                    "GB, TB (powers of 1000), KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024), e.g. 4294967296, 64MB, "
+                    "64MiB or 4G");
+    }
+  }
+}
+
 TEST(SimDevice, NegativeIndexIsAnIndexError) {
   EXPECT_THROW(sim::set_device(-1), IndexError);
   EXPECT_THROW(sim::set_device(-7), IndexError);

@@ -10,9 +10,11 @@
 // overlap the CPU's is printed as "~1.0x (within noise)": the samples cannot tell the two apart.
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -23,6 +25,7 @@
 #include "tools/locus/bench_stats.h"
 #include "tools/locus/commands.h"
 #include "tools/locus/mlp.h"
+#include "tools/locus/option_checks.h"
 
 namespace locus::cli {
 namespace {
@@ -85,8 +88,14 @@ std::vector<Device> available_devices() {
 
 // The table as JSON: the *_ms keys are medians, as before rounds existed; the speedup is the
 // training step's over the CPU's at the same batch size.
+// A failed write is an IOError (`locus` exits with 1), never a silent success without the file.
 void write_json(const std::string& path, const std::vector<Row>& rows, size_t nb, int rounds) {
+  auto fail = [&path] {
+    throw IOError("cannot write the JSON to '" + path + "': " + (errno ? std::strerror(errno) : "write failed"));
+  };
+  errno = 0;
   std::ofstream os(path);
+  if (!os) fail();
   os << "{\"model\": \"mlp_784_256_10\", \"rounds\": " << rounds << ", \"rows\": [";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -100,6 +109,8 @@ void write_json(const std::string& path, const std::vector<Row>& rows, size_t nb
        << ", \"within_noise\": " << (s.within_noise ? "true" : "false") << "}";
   }
   os << "]}\n";
+  os.close();  // flushes: a full disk shows here
+  if (!os) fail();
 }
 
 void run_bench(const BenchArgs& a) {
@@ -168,14 +179,17 @@ void run_bench(const BenchArgs& a) {
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "Time the MLP's forward pass and training step on every device");
-  cmd->add_option("--batch-sizes", args->batch_sizes, "batch sizes to time")->capture_default_str();
+  // Every option is checked before anything runs (Note [Option checks]).
+  cmd->add_option("--batch-sizes", args->batch_sizes, "batch sizes to time")
+      ->capture_default_str()
+      ->transform(integer_in(1, 1000000));
   cmd->add_option("--seconds", args->seconds, "measuring time per figure, over all rounds")
-      ->check(CLI::Range(0.001, 3600.0))
+      ->check(number_in(0.001, 3600.0))
       ->capture_default_str();
   cmd->add_option("--rounds", args->rounds, "samples per figure, interleaved across devices (median and range)")
-      ->check(CLI::Range(1, 1000))
+      ->transform(integer_in(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--json", args->json, "also write the table as JSON here");
+  cmd->add_option("--json", args->json, "also write the table as JSON here")->check(writable_file());
   cmd->callback([args] { run_bench(*args); });
 }
 

@@ -17,10 +17,16 @@
 #include "locus/locus.h"
 #include "tools/locus/commands.h"
 #include "tools/locus/mlp.h"
+#include "tools/locus/option_checks.h"
 #include "tools/locus/run_launcher.h"
 
 namespace locus::cli {
 namespace {
+
+// The bounds of the options: far beyond any sensible run, small enough to be plain numbers.
+constexpr int kMaxEpochs = 100000;
+constexpr int64_t kMaxBatch = 1000000;
+constexpr int kMaxWorkers = 256;
 
 struct TrainArgs {
   std::string data = data::kFashionMnistDir;
@@ -234,25 +240,39 @@ void run_train(const TrainArgs& a) {
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "Train the MLP 784-256-10 on Fashion-MNIST");
-  cmd->add_option("--data", args->data, "directory with the (Fashion-)MNIST IDX files")->capture_default_str();
-  cmd->add_option("--device", args->device, "auto, cpu, cuda[:N] or sim[:N]")->capture_default_str();
-  cmd->add_option("--epochs", args->epochs, "passes over the training set")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--batch-size", args->batch_size, "examples per step")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", args->lr, "learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+  // Every option is checked before anything runs (Note [Option checks]).
+  cmd->add_option("--data", args->data, "directory with the (Fashion-)MNIST IDX files")
+      ->capture_default_str()
+      ->check(existing_directory("install Debian's dataset-fashion-mnist, or pass the directory that holds the "
+                                 "MNIST files"));
+  cmd->add_option("--device", args->device, "auto, cpu, cuda[:N] or sim[:N]")
+      ->capture_default_str()
+      ->check(device_on_this_machine());
+  cmd->add_option("--epochs", args->epochs, "passes over the training set")
+      ->capture_default_str()
+      ->transform(integer_in(1, kMaxEpochs));
+  cmd->add_option("--batch-size", args->batch_size, "examples per step")
+      ->capture_default_str()
+      ->transform(integer_in(1, kMaxBatch));
+  cmd->add_option("--lr", args->lr, "learning rate")->capture_default_str()->check(positive_number("0.001"));
   cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9), adam or adamw")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")->capture_default_str();
-  cmd->add_option("--workers", args->workers, "data loader threads")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--save", args->save, "write the trained weights here (safetensors)");
+      ->check(one_of({"sgd", "adam", "adamw"}));
+  cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")
+      ->capture_default_str()
+      ->transform(unsigned_integer());
+  cmd->add_option("--workers", args->workers, "data loader threads")
+      ->capture_default_str()
+      ->transform(integer_in(0, kMaxWorkers));
+  cmd->add_option("--save", args->save, "write the trained weights here (safetensors)")->check(writable_file());
   cmd->add_option("--amp", args->amp, "mixed precision: none, bf16 (autocast) or fp16 (autocast and GradScaler)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+      ->check(one_of({"none", "bf16", "fp16"}));
   cmd->add_option("--nproc", args->nproc,
                   "processes training together with DistributedDataParallel (as under `locus run "
                   "--nproc-per-node N`); --batch-size stays the global batch")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->transform(integer_in(1, 1024));
   cmd->callback([args] { run_train(*args); });
 }
 

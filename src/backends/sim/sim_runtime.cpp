@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <bitset>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "locus/errors.h"
@@ -22,27 +24,42 @@
 namespace locus::sim_backend {
 namespace {
 
-// "4096", "512M", "2G", "1GiB": bytes with an optional binary suffix.
+// Note [Byte sizes]
+// LOCUS_SIM_MEMORY takes the units people write, with their usual meanings: the SI ones are
+// powers of 1000 (KB, MB, GB, TB, as disks and Kubernetes count), the IEC ones powers of 1024
+// (KiB, MiB, GiB, TiB, and Kubernetes' Ki, Mi, Gi, Ti). A bare letter (K, M, G, T) is a power
+// of 1024, as in `docker --memory 1g`, the JVM's -Xmx1G and GNU tools, and as Locus always read
+// it: Kubernetes alone reads "1G" as 10^9. Units are case-insensitive ("64mb"), and a space may
+// separate the number from its unit ("64 MB").
 uint64_t parse_bytes(const std::string& text, const char* what) {
-  // A decimal number (strtod alone would also take "0x10", "inf" and "nan"), then a suffix.
+  // A decimal number (strtod alone would also take "0x10", "inf" and "nan"), then a unit.
   const std::string number = text.substr(0, text.find_first_not_of("0123456789.eE+-"));
-  const std::string suffix = text.substr(number.size());
+  const size_t unit_start = text.find_first_not_of(' ', number.size());
+  std::string unit = unit_start == std::string::npos ? "" : text.substr(unit_start);
+  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   char* end = nullptr;
   const double v = number.empty() ? 0 : std::strtod(number.c_str(), &end);
-  bool ok = !number.empty() && end == number.c_str() + number.size();
-  uint64_t mult = 1;
-  if (suffix == "" || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "KiB") mult = uint64_t{1} << 10;
-  else if (suffix == "M" || suffix == "MiB") mult = uint64_t{1} << 20;
-  else if (suffix == "G" || suffix == "GiB") mult = uint64_t{1} << 30;
-  else ok = false;
+  // Spaces only between a number and its unit, never after the number alone.
+  const bool trailing_spaces = unit_start == std::string::npos && number.size() < text.size();
+  bool ok = !number.empty() && end == number.c_str() + number.size() && !trailing_spaces;
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1},           {"b", 1},
+      {"kb", 1e3},       {"mb", 1e6},       {"gb", 1e9},       {"tb", 1e12},
+      {"k", 0x1p10},     {"m", 0x1p20},     {"g", 0x1p30},     {"t", 0x1p40},
+      {"ki", 0x1p10},    {"mi", 0x1p20},    {"gi", 0x1p30},    {"ti", 0x1p40},
+      {"kib", 0x1p10},   {"mib", 0x1p20},   {"gib", 0x1p30},   {"tib", 0x1p40}};
+  double mult = 0;
+  for (const auto& [name, factor] : kUnits)
+    if (unit == name) mult = factor;
+  ok = ok && mult > 0;
   // A size below one byte or a fractional byte count is no size, and 2^62 bytes is far beyond
   // any machine (and converts to uint64 exactly).
-  const double bytes = v * static_cast<double>(mult);
+  const double bytes = v * mult;
   if (!ok || !(bytes >= 1 && bytes <= 0x1p62) || bytes != std::floor(bytes))
     throw ValueError(std::string(what) + "='" + text +
-                     "' is not a size: expected a whole number of bytes from 1 to 2^62, optionally as a number "
-                     "followed by K, M or G (e.g. 4294967296 or 4G)");
+                     "' is not a size: expected a whole number of bytes from 1 to 2^62, or a number and a unit: KB, MB, "
+                     "GB, TB (powers of 1000), KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024), e.g. 4294967296, "
+                     "64MB, 64MiB or 4G");
   return static_cast<uint64_t>(bytes);
 }
 
