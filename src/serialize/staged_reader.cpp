@@ -27,10 +27,7 @@ StagedReader::StagedReader(std::FILE* file, std::string path, Device target, uin
   if (!target_.is_cpu()) asynchronous_ = runtime::runtime(target_.type()).capabilities().asynchronous;
 }
 
-StagedReader::~StagedReader() {
-  for (const Tensor& s : staging_)
-    if (s.defined()) s.impl()->storage()->wait_for_pending_work();
-}
+StagedReader::~StagedReader() { finish(); }
 
 void StagedReader::finish() {
   for (const Tensor& s : staging_)
