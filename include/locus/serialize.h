@@ -2,26 +2,31 @@
 /// \file serialize.h
 /// Saving and loading named tensors in the safetensors format (readable by other tools).
 
-#include <map>
 #include <optional>
 #include <string>
 
+#include "locus/ordered_dict.h"
 #include "locus/tensor.h"
 
 namespace locus {
 
-/// Writes the tensors (from any device; copied to the host) to `path` in safetensors format,
-/// with a CRC-32 of header and data in `__metadata__["locus.crc32"]`. The write is atomic: a
-/// temporary file (`<path>.tmp.<pid>.<n>`; one a killed save left behind is removed by the next
-/// save to the path) flushed to disk and renamed into place, so the path always holds the old
-/// file or the new one, also when several processes save to it at once. IOError naming
-/// the path on failure; ValueError for an undefined tensor or the name `__metadata__`.
-void save(const std::map<std::string, Tensor>& tensors, const std::string& path);
-/// Reads a safetensors file onto `map_location` (cpu by default). IOError naming the file and
-/// the problem for a path that is not a readable regular file, a truncated file, a header that
-/// is not one well-formed JSON object, data offsets that overlap, leave holes or do not cover the
-/// data exactly, sizes that overflow, unknown dtypes, or a checksum that does not match. Sizes
-/// are checked against the file before anything is allocated.
-std::map<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location = std::nullopt);
+/// Writes the tensors (from any device; copied to the host) to `path` in safetensors format, in
+/// the dict's order (a state_dict's registration order; a std::map converts, sorted), with a
+/// CRC-32 of header and data under two `__metadata__` keys, `locus.crc32` and
+/// `locus.crc32.copy` (Note [Checksum under two keys]). The write is atomic: a temporary file
+/// (`<path>.tmp.<pid>.<n>`; one a killed save left behind is removed by the next save to the
+/// path) flushed to disk and renamed into place, so the path always holds the old file or the
+/// new one, also when several processes save to it at once. IOError naming the path on failure;
+/// ValueError for an undefined tensor or the name `__metadata__`.
+void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path);
+/// Reads a safetensors file onto `map_location` (cpu by default), in the order of the file's
+/// header. Every tensor is allocated on `map_location` before any data is read, so a checkpoint
+/// too large for the device is an OutOfMemoryError naming that device, and the data then streams
+/// through a bounded host buffer (16 MiB at most), never a host copy of the checkpoint. IOError
+/// naming the file and the problem for a path that is not a readable regular file, a truncated
+/// file, a header that is not one well-formed JSON object, data offsets that overlap, leave holes
+/// or do not cover the data exactly, sizes that overflow, unknown dtypes, or a checksum that does
+/// not match. Sizes are checked against the file before anything is allocated.
+OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location = std::nullopt);
 
 }  // namespace locus

@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -190,36 +191,100 @@ void Module::zero_grad(bool set_to_none) {
   }
 }
 
-std::map<std::string, Tensor> Module::state_dict() const {
-  std::map<std::string, Tensor> out;
-  for (const auto& list : {named_parameters(), named_buffers()})
-    for (const auto& [name, t] : list) out[name] = t.detach();
+void Module::collect_state(const std::string& prefix, OrderedDict<std::string, Tensor>& out) const {
+  for (const auto& list : {&parameters_, &buffers_})
+    for (const auto& [name, t] : *list) out.insert(prefix + name, t.detach());
+  for (const auto& [name, child] : children_) child->collect_state(prefix + name + ".", out);
+}
+
+OrderedDict<std::string, Tensor> Module::state_dict() const {
+  OrderedDict<std::string, Tensor> out;
+  collect_state("", out);
   return out;
 }
 
-void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
-  NoGradGuard no_grad;
-  std::map<std::string, Tensor> mine;
-  for (const auto& list : {named_parameters(), named_buffers()})
-    for (const auto& [name, t] : list) mine[name] = t;
-  if (strict) {
-    for (const auto& [name, t] : mine)
-      if (!state.count(name)) throw ValueError("load_state_dict: missing key '" + name + "'");
-    for (const auto& [name, t] : state)
-      if (!mine.count(name)) throw ValueError("load_state_dict: unexpected key '" + name + "'");
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& name_prefix,
+                                                                        bool include_self) const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out;
+  if (include_self) {
+    std::shared_ptr<Module> self = std::const_pointer_cast<Module>(weak_from_this().lock());
+    if (!self)
+      throw ValueError("named_modules: this " + name() +
+                       " is not held by a std::shared_ptr (create it with std::make_shared or use its module handle), so "
+                       "it cannot list itself; call named_modules(prefix, /*include_self=*/false) for its submodules");
+    out.insert(name_prefix, std::move(self));
   }
-  // Check every shape before copying anything, so a bad dict leaves the module unchanged.
-  for (const auto& [name, t] : state) {
-    auto it = mine.find(name);
-    if (it != mine.end() && !(it->second.shape() == t.shape())) {
+  // PyTorch's walk: depth first, a module before its children, each module once (a module
+  // registered under two names keeps the first).
+  std::vector<const Module*> seen{this};
+  auto walk = [&](auto&& self_walk, const Module& m, const std::string& prefix) -> void {
+    for (const auto& [child_name, child] : m.children_) {
+      if (std::find(seen.begin(), seen.end(), child.get()) != seen.end()) continue;
+      seen.push_back(child.get());
+      const std::string full = prefix.empty() ? child_name : prefix + "." + child_name;
+      out.insert(full, child);
+      self_walk(self_walk, *child, full);
+    }
+  };
+  walk(walk, *this, name_prefix);
+  return out;
+}
+
+namespace {
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "\"" : ", \"") + n + "\"";
+  return out;
+}
+
+}  // namespace
+
+IncompatibleKeys Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict) {
+  NoGradGuard no_grad;
+  const OrderedDict<std::string, Tensor> mine = state_dict();
+  IncompatibleKeys keys;
+  for (const auto& [key, t] : mine)
+    if (!state.contains(key)) keys.missing_keys.push_back(key);
+  for (const auto& [key, t] : state)
+    if (!mine.contains(key)) keys.unexpected_keys.push_back(key);
+  // Every problem is found before anything is copied, so a bad dict leaves the module unchanged
+  // and its error lists them all (PyTorch's message, one line per kind).
+  std::vector<std::string> mismatches, undefined;
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (the module's tensor, the value to copy in)
+  for (const auto& [key, t] : state) {
+    const auto it = mine.find(key);
+    if (it == mine.end()) continue;
+    if (!t.defined()) {
+      undefined.push_back(key);
+    } else if (!(it->second.shape() == t.shape())) {
       std::ostringstream os;
-      os << "load_state_dict: '" << name << "' has shape " << t.shape() << " in the dict but " << it->second.shape()
-         << " in the module";
-      throw ShapeError(os.str());
+      os << "size mismatch for " << key << ": copying a param with shape " << t.shape()
+         << " from checkpoint, the shape in current model is " << it->second.shape() << ".";
+      mismatches.push_back(os.str());
+    } else {
+      copies.emplace_back(it->second, t);
     }
   }
-  for (const auto& [name, t] : state)
-    if (auto it = mine.find(name); it != mine.end()) it->second.detach().copy_(t);
+  std::string errors;
+  if (strict && !keys.missing_keys.empty()) errors += "\n\tMissing key(s) in state_dict: " + quoted_list(keys.missing_keys) + ". ";
+  if (strict && !keys.unexpected_keys.empty())
+    errors += "\n\tUnexpected key(s) in state_dict: " + quoted_list(keys.unexpected_keys) + ". ";
+  if (!undefined.empty()) errors += "\n\tUndefined tensor(s) in state_dict: " + quoted_list(undefined) + ". ";
+  for (const std::string& m : mismatches) errors += "\n\t" + m;
+  if (!errors.empty()) {
+    const std::string message = "Error(s) in loading state_dict for " + name() + ":" + errors;
+    const bool key_errors = strict && (!keys.missing_keys.empty() || !keys.unexpected_keys.empty());
+    if (!key_errors && undefined.empty()) throw ShapeError(message);  // shapes are all that is wrong
+    throw ValueError(message);
+  }
+  // Conversions that allocate (dtype, layout) are done first too, so a failing allocation also
+  // leaves the module as it was; what remains copies bytes into memory that already exists.
+  for (auto& [dst, src] : copies)
+    if (src.device() != dst.device() && (src.dtype() != dst.dtype() || !src.is_contiguous()))
+      src = src.to(src.device(), dst.dtype()).contiguous();
+  for (auto& [dst, src] : copies) dst.copy_(src);
+  return keys;
 }
 
 }  // namespace locus::nn

@@ -5,15 +5,15 @@
 // The loader checks sizes before it allocates anything: the header length against the file's
 // real size (and the format's 100 MB cap), each shape's byte count without overflow, and the
 // layout the format requires: data offsets in order, contiguous from 0, not overlapping, and
-// covering the data section exactly (no holes, no trailing bytes). Each tensor is then read
-// straight into its own memory. Files Locus writes carry a CRC-32 (zlib) of every tensor's name,
-// dtype, shape and offsets and of the data in `__metadata__["locus.crc32"]`; the loader verifies
-// it when present, so a flipped bit is an IOError, not a different tensor. Files from other
-// writers have no checksum and are checked for layout only.
+// covering the data section exactly (no holes, no trailing bytes). Each tensor is then allocated
+// on the target device and the data streamed into it (Note [Loading without a host copy]).
+// Files Locus writes carry a CRC-32 of every tensor's name, dtype, shape and offsets and of the
+// data under two metadata keys (Note [Checksum under two keys]), so a flipped bit is an IOError,
+// not a different tensor. Files from other writers have no checksum and are checked for layout
+// only.
 
 #include <signal.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,7 +30,9 @@
 #include "locus/factories.h"
 #include "locus/serialize.h"
 #include "src/core/regular_file.h"
+#include "src/serialize/checksum.h"
 #include "src/serialize/safetensors_header.h"
+#include "src/serialize/staged_reader.h"
 
 namespace locus {
 namespace {
@@ -39,42 +41,11 @@ using serialize::fail;
 using serialize::TensorEntry;
 
 constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;  // the format's own limit
-constexpr const char* kChecksumKey = "locus.crc32";
 
 struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
-
-uLong add_bytes(uLong crc, const void* data, uint64_t n) {
-  const auto* p = static_cast<const Bytef*>(data);
-  while (n > 0) {  // crc32 takes 32-bit lengths
-    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, uint64_t{1} << 30));
-    crc = crc32(crc, p, chunk);
-    p += chunk, n -= chunk;
-  }
-  return crc;
-}
-
-// CRC-32 over what the header says of each tensor, in header order (the data is added after).
-uLong describe_tensors(const std::vector<TensorEntry>& tensors) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (const TensorEntry& t : tensors) {
-    std::ostringstream os;
-    os << t.name << '\0' << serialize::safetensors_dtype(t.dtype) << '\0';
-    for (int64_t d : t.shape) os << d << ',';
-    os << '\0' << t.begin << '\0' << t.end << '\0';
-    const std::string s = os.str();
-    crc = add_bytes(crc, s.data(), s.size());
-  }
-  return crc;
-}
-
-std::string hex32(uLong crc) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08lx", static_cast<unsigned long>(crc & 0xffffffffUL));
-  return buf;
-}
 
 // The byte count of a tensor entry, or an IOError when its shape's product overflows.
 uint64_t byte_count(const TensorEntry& t, const std::string& path) {
@@ -137,7 +108,7 @@ void remove_stale_temporaries(const std::string& path) {
 
 }  // namespace
 
-void save(const std::map<std::string, Tensor>& tensors, const std::string& path) {
+void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path) {
   std::vector<Tensor> hosts;
   std::vector<TensorEntry> entries;
   uint64_t offset = 0;
@@ -153,10 +124,14 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
     entries.push_back({name, h.dtype(), h.shape(), offset, offset + h.nbytes()});
     offset += h.nbytes();
   }
-  uLong crc = describe_tensors(entries);
-  for (const Tensor& h : hosts) crc = add_bytes(crc, h.data_ptr(), h.nbytes());
+  uint32_t crc = serialize::describe_tensors(entries);
+  for (const Tensor& h : hosts) crc = serialize::add_bytes(crc, h.data_ptr(), h.nbytes());
   std::ostringstream header;
-  header << "{\"__metadata__\":{" << serialize::json_string(kChecksumKey) << ":\"" << hex32(crc) << "\"}";
+  header << "{\"__metadata__\":{";
+  for (const char* key : serialize::kChecksumKeys)
+    header << (key == serialize::kChecksumKeys[0] ? "" : ",") << serialize::json_string(key) << ":\""
+           << serialize::hex32(crc) << "\"";
+  header << "}";
   for (const TensorEntry& e : entries) {
     header << "," << serialize::json_string(e.name) << ":{\"dtype\":\"" << serialize::safetensors_dtype(e.dtype)
            << "\",\"shape\":[";
@@ -197,7 +172,7 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
   }
 }
 
-std::map<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location) {
+OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location) {
   const uint64_t file_size = detail::regular_file_size(path, [&](const std::string& why) { fail(path, why); });
   File in(std::fopen(path.c_str(), "rb"));
   if (!in) fail(path, std::string("it cannot be opened: ") + std::strerror(errno));
@@ -214,22 +189,26 @@ std::map<std::string, Tensor> load(const std::string& path, std::optional<Device
   read_exactly(in.get(), text.data(), n, path);
   const serialize::Header header = serialize::parse_header(text, path);
   const uint64_t data_size = file_size - 8 - n;
-  // Read in data order (the data section front to back), checksumming as it streams by.
   const std::vector<const TensorEntry*> by_offset = check_layout(header.tensors, data_size, path);
-  uLong crc = describe_tensors(header.tensors);
-  std::map<std::string, Tensor> loaded;
+  // Note [Loading without a host copy]: every tensor finds room on the target before a byte of
+  // data is read; then the data section streams front to back, checksummed on the way.
+  const TensorOptions on_target = TensorOptions().device(map_location.value_or(Device(DeviceType::CPU)));
+  std::vector<Tensor> tensors;  // in data order
+  uint64_t largest = 0;
   for (const TensorEntry* t : by_offset) {
-    Tensor host = empty(t->shape, t->dtype);
-    read_exactly(in.get(), host.data_ptr(), t->end - t->begin, path);
-    crc = add_bytes(crc, host.data_ptr(), t->end - t->begin);
-    loaded[t->name] = std::move(host);
+    tensors.push_back(empty(t->shape, on_target.dtype(t->dtype)));
+    largest = std::max(largest, t->end - t->begin);
   }
-  const auto stored = header.metadata.find(kChecksumKey);
-  if (stored != header.metadata.end() && stored->second != hex32(crc))
-    fail(path, "checksum mismatch (the header or the data changed after it was written: stored " + stored->second +
-                   ", computed " + hex32(crc) + ")");
-  if (map_location)
-    for (auto& [name, t] : loaded) t = t.to(*map_location);
+  uint32_t crc = serialize::describe_tensors(header.tensors);
+  serialize::StagedReader reader(in.get(), path, on_target.device(), largest);
+  for (const Tensor& t : tensors) reader.read_into(t, crc);
+  reader.finish();
+  serialize::verify_checksum(header.metadata, crc, path);
+  std::vector<Tensor> in_header_order(tensors.size());
+  for (size_t i = 0; i < by_offset.size(); ++i)
+    in_header_order[static_cast<size_t>(by_offset[i] - header.tensors.data())] = std::move(tensors[i]);
+  OrderedDict<std::string, Tensor> loaded;
+  for (size_t i = 0; i < header.tensors.size(); ++i) loaded.insert(header.tensors[i].name, std::move(in_header_order[i]));
   return loaded;
 }
 

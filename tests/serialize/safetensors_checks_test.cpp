@@ -126,7 +126,8 @@ TEST(SafetensorsChecks, PathsThatAreNotFilesAreIOErrors) {
 }
 
 // Every bit of a file Locus wrote, flipped in turn: the load throws IOError or (a flip in the
-// checksum's key, which then goes unchecked) returns exactly the tensors written.
+// name of one of the two checksum keys, the other still checking) returns exactly the tensors
+// written. tests/serialize/checksum_flips_test.cpp adds two-bit flips.
 TEST(SafetensorsChecks, EveryFlippedBitIsCaughtOrHarmless) {
   const std::string path = temp_path("flip");
   const std::map<std::string, Tensor> original = {{"w", tensor({1.5f, -2.0f, 3.25f})}, {"step", tensor({7L})}};
@@ -152,7 +153,7 @@ TEST(SafetensorsChecks, EveryFlippedBitIsCaughtOrHarmless) {
       }
     }
   }
-  EXPECT_GT(refused, harmless * 10);
+  EXPECT_GT(refused, harmless * 5);  // the keys' names are 27 of the file's 212 bytes
 }
 
 // Truncation at every 1/64 of a larger file.

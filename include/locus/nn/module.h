@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "locus/ordered_dict.h"
 #include "locus/tensor.h"
 
 namespace locus::nn {
@@ -18,13 +19,20 @@ namespace locus::nn {
 /// A named tensor (parameter or buffer), as named_parameters() lists them ("0.weight").
 using NamedTensor = std::pair<std::string, Tensor>;
 
+/// What load_state_dict reports, as PyTorch's `_IncompatibleKeys`: the module's keys the dict
+/// lacked and the dict's keys the module does not have (both empty after a strict load).
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys;
+  std::vector<std::string> unexpected_keys;
+};
+
 /// A module class's name as PyTorch prints it: no namespace, no "Impl" suffix ("Linear").
 std::string module_type_name(const std::type_info& type);
 
 /// Base of every layer and model. Holds its parameters (tensors that require grad), buffers
 /// (state without gradients) and submodules by name. Not thread-safe: one thread trains a model.
 /// Layers are used through their handles (nn::Linear shares an nn::LinearImpl; module_holder.h).
-class Module {
+class Module : public std::enable_shared_from_this<Module> {
  public:
   virtual ~Module() = default;
   /// The computation of a module that takes and returns one tensor, as Sequential calls it.
@@ -38,6 +46,13 @@ class Module {
   std::vector<Tensor> parameters() const;
   std::vector<NamedTensor> named_parameters() const;
   std::vector<NamedTensor> named_buffers() const;
+  /// This module (named `name_prefix`, "" by default) and every submodule below it, by dotted
+  /// name in PyTorch's order: a module before its children, children as registered, a module
+  /// reached twice listed once. Listing itself needs the module to be held by a
+  /// std::shared_ptr (module handles and make_shared are); otherwise pass include_self=false,
+  /// or it is a ValueError.
+  OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& name_prefix = "",
+                                                                  bool include_self = true) const;
   /// The direct submodules, by name.
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const noexcept { return children_; }
 
@@ -60,11 +75,17 @@ class Module {
   /// Clears every parameter's gradient (set_to_none, the PyTorch 2 default) or zeroes it.
   void zero_grad(bool set_to_none = true);
 
-  /// Parameters and buffers by dotted name, as detached tensors sharing the data.
-  std::map<std::string, Tensor> state_dict() const;
-  /// Copies values in (to each tensor's own device and dtype). With `strict`, a missing or
-  /// unexpected key throws ValueError naming it; a shape mismatch always throws ShapeError.
-  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  /// Parameters and buffers by dotted name, as detached tensors sharing the data, in PyTorch's
+  /// order: each module's parameters, then its buffers, then its children's, as registered
+  /// (`0.weight, 0.bias, 2.weight, ...`). A std::map copy of it still compiles (sorted).
+  OrderedDict<std::string, Tensor> state_dict() const;
+  /// Copies values in (to each tensor's own device and dtype). Every problem is found before
+  /// anything is copied and reported in one error, leaving the module unchanged: with `strict`,
+  /// every missing and every unexpected key; always, every shape mismatch and undefined tensor.
+  /// ShapeError when shape mismatches are all there is, ValueError otherwise; the message is
+  /// PyTorch's ("Error(s) in loading state_dict for Linear: Missing key(s) in state_dict:
+  /// "bias". ..."). With strict=false, returns the missing and unexpected keys instead.
+  IncompatibleKeys load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
 
   /// The class name print(model) shows ("Linear", or a user module's "Net").
   virtual std::string name() const { return module_type_name(typeid(*this)); }
@@ -108,6 +129,7 @@ class Module {
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   void collect(const std::string& prefix, bool params, std::vector<NamedTensor>& out) const;
+  void collect_state(const std::string& prefix, OrderedDict<std::string, Tensor>& out) const;
   void move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking);
   std::vector<NamedTensor> parameters_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
