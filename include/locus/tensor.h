@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "locus/detail/tensor_impl.h"
+#include "locus/detail/tensor_substitution.h"
 #include "locus/device.h"
 #include "locus/dtype.h"
 #include "locus/host_values.h"
@@ -51,6 +52,16 @@ class Tensor {
   /// An undefined tensor (defined() is false).
   Tensor() = default;
   explicit Tensor(detail::intrusive_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+  /// Another handle to the same tensor. While a module is being replicated on this thread, a
+  /// copy of one of its parameters or buffers refers to the replica's tensor instead (Note
+  /// [Replicating modules], src/nn/replicate.cpp); everywhere else this is a plain copy.
+  Tensor(const Tensor& other) : impl_(other.impl_) {
+    if (detail::substituting_threads.load(std::memory_order_relaxed) != 0) [[unlikely]]
+      detail::substitute_tensor(impl_);
+  }
+  Tensor(Tensor&& other) noexcept = default;
+  Tensor& operator=(const Tensor& other) = default;
+  Tensor& operator=(Tensor&& other) noexcept = default;
 
   // ---- metadata -------------------------------------------------------------------------
   /// False for a default-constructed handle; every other call needs a defined tensor.

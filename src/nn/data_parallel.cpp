@@ -9,13 +9,14 @@
 
 #include <algorithm>
 #include <exception>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "locus/amp/autocast.h"
 #include "locus/autograd.h"
 #include "locus/accelerator.h"
-#include "locus/cuda.h"
 #include "locus/device_guard.h"
 #include "locus/errors.h"
 #include "locus/ops.h"
@@ -24,10 +25,30 @@
 namespace locus::nn {
 namespace {
 
-std::vector<Device> all_cuda_devices() {
+// Every device of the accelerator best_device() picks (PyTorch: every device of the available
+// device type), so LOCUS_DEVICE=sim runs the same replication a multi-GPU machine does.
+std::vector<Device> accelerator_devices() {
   std::vector<Device> out;
-  for (int i = 0; i < cuda::device_count(); ++i) out.emplace_back(DeviceType::CUDA, i);
+  if (const std::optional<DeviceType> type = accelerator::current())
+    for (int i = 0; i < device_count(*type); ++i) out.emplace_back(*type, i);
   return out;
+}
+
+// PyTorch's integer device_ids: indices of the available device type; none without one.
+std::vector<Device> accelerator_devices(std::initializer_list<int> indices) {
+  std::vector<Device> out;
+  const std::optional<DeviceType> type = accelerator::current();
+  for (const int i : indices) {
+    if (i < 0) throw ValueError("DataParallel: device_ids must be device indices (0, 1, ...), got " + std::to_string(i));
+    if (type) out.emplace_back(*type, i);
+  }
+  return out;
+}
+
+std::optional<Device> accelerator_device(int index) {
+  if (index < 0) throw ValueError("DataParallel: output_device must be a device index (0, 1, ...), got " + std::to_string(index));
+  const std::optional<DeviceType> type = accelerator::current();
+  return type ? std::optional<Device>(Device(*type, index)) : std::nullopt;
 }
 
 // The tensors of a module, parameters then buffers, in registration order.
@@ -39,9 +60,15 @@ std::vector<Tensor> tensors_of(const Module& m, bool params) {
 
 }  // namespace
 
+DataParallelImpl::DataParallelImpl(AnyModule module, std::initializer_list<int> device_ids, std::optional<Device> output_device)
+    : DataParallelImpl(std::move(module), accelerator_devices(device_ids), output_device) {}
+
+DataParallelImpl::DataParallelImpl(AnyModule module, std::initializer_list<int> device_ids, int output_device)
+    : DataParallelImpl(std::move(module), accelerator_devices(device_ids), accelerator_device(output_device)) {}
+
 DataParallelImpl::DataParallelImpl(AnyModule module, std::vector<Device> device_ids, std::optional<Device> output_device)
     : module_(module.ptr()),
-      device_ids_(device_ids.empty() ? all_cuda_devices() : std::move(device_ids)),
+      device_ids_(device_ids.empty() ? accelerator_devices() : std::move(device_ids)),
       output_device_(output_device.value_or(device_ids_.empty() ? Device(DeviceType::CPU) : device_ids_.front())) {
   if (!module_) throw ValueError("DataParallel: the module is empty");
   for (size_t i = 0; i < device_ids_.size(); ++i) {

@@ -75,11 +75,6 @@ std::string Module::repr() const {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
 
-std::shared_ptr<Module> Module::clone(std::optional<Device>) const {
-  throw NotImplementedError("Module [" + name() + "] cannot be cloned: derive " + name() + "Impl from nn::Cloneable<" +
-                            name() + "Impl> and build its parameters and submodules in reset(), as in LibTorch");
-}
-
 void Module::clear_registrations() noexcept {
   parameters_.clear();
   buffers_.clear();

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <typeinfo>
 
 #include "locus/autograd.h"
 #include "locus/factories.h"
@@ -13,9 +14,10 @@
 namespace locus::nn {
 
 /// Base of a module class that builds its parameters, buffers and submodules in reset() (and
-/// calls reset() from its constructor). clone() copies the object, runs reset() on the copy to
-/// give it its own tensors and submodules, then copies the values in. The global random
-/// generator is left where it was, so cloning does not change later random draws.
+/// calls reset() from its constructor), LibTorch's way to make a module cloneable. Any module
+/// can be cloned without it (Module::clone); this one's clone() copies the object, runs reset()
+/// on the copy to give it its own tensors and submodules, then copies the values in. The global
+/// random generator is left where it was, so cloning does not change later random draws.
 template <class Derived>
 class Cloneable : public Module {
  public:
@@ -23,6 +25,9 @@ class Cloneable : public Module {
   virtual void reset() = 0;
 
   std::shared_ptr<Module> clone(std::optional<Device> device = std::nullopt) const override {
+    // A class derived from Derived (a user's subclass of nn::LinearImpl) would be sliced to a
+    // Derived here; Module::clone copies its own class.
+    if (typeid(*this) != typeid(Derived)) return Module::clone(device);
     NoGradGuard no_grad;
     const RngState rng = get_rng_state();
     auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));

@@ -55,6 +55,9 @@ class DistributedDataParallelImpl : public Module {
                                        std::shared_ptr<distributed::ProcessGroup> group = nullptr,
                                        DistributedDataParallelOptions options = {});
   ~DistributedDataParallelImpl() override;
+  /// Not copyable (its gradient hooks belong to one instance), so not replicable either.
+  DistributedDataParallelImpl(const DistributedDataParallelImpl&) = delete;
+  DistributedDataParallelImpl& operator=(const DistributedDataParallelImpl&) = delete;
   Tensor forward(const Tensor& x) override;
   /// The wrapped module (PyTorch's `.module`).
   const std::shared_ptr<Module>& module() const noexcept { return module_; }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "locus/nn/replication.h"
 #include "locus/ordered_dict.h"
 #include "locus/tensor.h"
 
@@ -34,6 +35,11 @@ std::string module_type_name(const std::type_info& type);
 /// Layers are used through their handles (nn::Linear shares an nn::LinearImpl; module_holder.h).
 class Module : public std::enable_shared_from_this<Module> {
  public:
+  Module() = default;
+  /// A copy that shares the parameters, buffers and submodules, except while clone() builds a
+  /// replica: then they are the replica's own (Note [Replicating modules]).
+  Module(const Module& other);
+  Module& operator=(const Module& other) = default;
   virtual ~Module() = default;
   /// The computation of a module that takes and returns one tensor, as Sequential calls it.
   /// Modules with other signatures (the losses' forward(input, target)) define their own
@@ -95,10 +101,13 @@ class Module : public std::enable_shared_from_this<Module> {
   /// The module tree as PyTorch's repr(model), children indented under their names.
   std::string repr() const;
 
-  /// A deep copy with its own parameters and buffers (copied, on `device` when given), as
-  /// LibTorch's clone(): what DataParallel replicates. Built-in layers and Sequential have it;
-  /// a user module gets it by deriving from nn::Cloneable<NetImpl> (cloneable.h). Others raise
-  /// NotImplementedError naming the module.
+  /// A deep copy with its own parameters, buffers and submodules (copied, on `device` when
+  /// given), as LibTorch's clone(): what DataParallel replicates. Any module whose class Locus
+  /// has seen through its handle (LOCUS_MODULE), register_module or AnyModule has it: the
+  /// submodules are cloned, then the class is copy-constructed with its members pointing at the
+  /// clones (Note [Replicating modules]). nn::Cloneable<NetImpl> (cloneable.h) still builds the
+  /// copy with reset() instead. NotImplementedError naming the module for a class that was never
+  /// seen or cannot be copied.
   virtual std::shared_ptr<Module> clone(std::optional<Device> device = std::nullopt) const;
 
  protected:
@@ -115,6 +124,7 @@ class Module : public std::enable_shared_from_this<Module> {
   /// `fc1 = register_module("fc1", nn::Linear(784, 64));`. ValueError for an empty module.
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    locus::detail::remember_module_class(module.get());
     add_child(name, module);
     return module;
   }
@@ -122,6 +132,7 @@ class Module : public std::enable_shared_from_this<Module> {
   template <class Handle>
     requires requires(const Handle& h) { h.ptr(); typename Handle::ContainedType; }
   Handle register_module(const std::string& name, Handle module) {
+    locus::detail::remember_module_class(module.ptr().get());
     add_child(name, module.ptr());
     return module;
   }

@@ -23,14 +23,21 @@ class ModuleHolder {
  public:
   using ContainedType = Impl;
 
+  // Every constructor that makes or takes a module records how to copy its class, so that
+  // Module::clone can replicate it (Note [Replicating modules], src/nn/replicate.cpp).
+
   /// Impl built with its default constructor (`nn::ReLU()`).
   ModuleHolder()
     requires std::is_default_constructible_v<Impl>
-      : impl_(std::make_shared<Impl>()) {}
+      : impl_(std::make_shared<Impl>()) {
+    locus::detail::remember_module_class<Impl>();
+  }
   /// An empty handle; using it before assigning a module throws ValueError.
   ModuleHolder(std::nullptr_t) noexcept {}
   /// Wraps an existing module.
-  ModuleHolder(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
+    locus::detail::remember_module_class(impl_.get());
+  }
   /// Impl built from these arguments (`nn::Linear(784, 256)`).
   template <class Head, class... Tail>
     requires(!(sizeof...(Tail) == 0 && (std::is_base_of_v<ModuleHolder, std::decay_t<Head>> ||
@@ -38,7 +45,18 @@ class ModuleHolder {
                                          std::is_same_v<std::decay_t<Head>, std::nullptr_t>)) &&
              std::is_constructible_v<Impl, Head, Tail...>)
   explicit ModuleHolder(Head&& head, Tail&&... tail)
-      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {
+    locus::detail::remember_module_class<Impl>();
+  }
+  /// Another handle to the same module; while the module that holds this handle is being
+  /// cloned, a handle to the clone of the submodule instead.
+  ModuleHolder(const ModuleHolder& other) : impl_(other.impl_) {
+    if (locus::detail::replicating()) [[unlikely]]
+      impl_ = locus::detail::module_replica_as(impl_);
+  }
+  ModuleHolder(ModuleHolder&& other) noexcept = default;
+  ModuleHolder& operator=(const ModuleHolder& other) = default;
+  ModuleHolder& operator=(ModuleHolder&& other) noexcept = default;
 
   /// The module's members: `model->parameters()`, `fc->weight`.
   Impl* operator->() const { return &get_checked(); }
@@ -76,10 +94,15 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 class AnyModule {
  public:
   template <class Impl>
-  AnyModule(const ModuleHolder<Impl>& m) : ptr_(m.ptr()) {}
+  AnyModule(const ModuleHolder<Impl>& m) : ptr_(m.ptr()) {
+    locus::detail::remember_module_class(m.get());
+  }
   template <class M>
     requires std::derived_from<M, Module>
-  AnyModule(std::shared_ptr<M> m) : ptr_(std::move(m)) {}
+  AnyModule(std::shared_ptr<M> m) {
+    locus::detail::remember_module_class(m.get());
+    ptr_ = std::move(m);
+  }
   /// The module (null only when built from an empty handle).
   const std::shared_ptr<Module>& ptr() const noexcept { return ptr_; }
 
