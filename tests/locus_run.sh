@@ -157,12 +157,13 @@ process_group)
   tail -3 err | grep -qF "what():  rank 1 gives up before joining" || fail "the summary lacks the exception"
   ;;
 locus_error)
-  # A Locus program that throws in rank 1 (an invalid device) while rank 0 waits.
-  launch --nproc-per-node 2 sh -c 'if [ "$RANK" = 1 ]; then exec "$0" train --device nowhere; fi; exec sleep 60' "$locus"
+  # A Locus program that throws in rank 1 (an unusable LOCUS_DEVICE; a bad --device is now a
+  # usage error, exit status 2, before Locus runs) while rank 0 waits.
+  launch --nproc-per-node 2 sh -c 'if [ "$RANK" = 1 ]; then LOCUS_DEVICE=nowhere exec "$0" train --epochs 1; fi; exec sleep 60' "$locus"
   expect_rc 1
   [ "$ms" -lt 10000 ] || fail "the launcher took $ms ms to stop the ranks"
-  expect_text err "[rank1]: locus: invalid device string 'nowhere'"
-  tail -1 err | grep -q "^    locus: invalid device string 'nowhere'" || fail "the summary lacks the error"
+  expect_text err "[rank1]: locus: LOCUS_DEVICE='nowhere' cannot be used: invalid device string 'nowhere'"
+  tail -1 err | grep -q "^    locus: LOCUS_DEVICE='nowhere' cannot be used" || fail "the summary lacks the error"
   ;;
 grace_period)
   # Rank 0 ignores SIGTERM, so SIGKILL must follow after --grace-period; rank 1 dies of SIGSEGV.
