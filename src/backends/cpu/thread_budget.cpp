@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
@@ -45,7 +46,9 @@ int initial_ceiling() noexcept {
 
 class Budget {
  public:
-  Budget() : ceiling_(initial_ceiling()), now_(ceiling_.load()), cpus_(std::max(1, get_nprocs())) {
+  Budget()
+      : ceiling_(initial_ceiling()), now_(ceiling_.load()), cpus_(std::max(1, get_nprocs())),
+        log_(std::getenv("LOCUS_LOG_THREADS") != nullptr) {
     // Read once per 10 ms by one thread; kept open so a sample is one pread.
     loadavg_ = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     if (loadavg_ < 0) next_sample_ns_ = INT64_MAX;
@@ -81,7 +84,12 @@ class Budget {
     }
     const int current = now_.load(std::memory_order_relaxed);
     const int next = next_thread_budget(runnable, cpus_, current, ceiling(), down_, up_);
-    if (next != current) publish(next);
+    if (next != current) {
+      if (log_)
+        std::fprintf(stderr, "locus: CPU threads %d -> %d (%d runnable threads on %d cores)\n", current, next, runnable,
+                     cpus_);
+      publish(next);
+    }
   }
 
   void publish(int n) noexcept {
@@ -112,6 +120,7 @@ class Budget {
   std::atomic<int> now_;
   std::atomic<int64_t> next_sample_ns_{0};
   const int cpus_;
+  const bool log_;  // LOCUS_LOG_THREADS: each change of the budget on stderr
   int loadavg_ = -1;
   std::mutex sample_mutex_;
   int down_ = 0, up_ = 0;  // guarded by sample_mutex_
