@@ -14,10 +14,13 @@
 #include <unistd.h>
 
 #include "locus/locus.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
+
+using testing::read_file;
 
 using testing::values;
 
@@ -123,10 +126,6 @@ TEST(NamedModules, OfAModuleNotHeldBySharedPtrNeedsIncludeSelfFalse) {
   EXPECT_TRUE(on_stack.named_modules("", false).empty());
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 TEST(StateDict, CheckpointFilesKeepTheOrderBothWays) {
   Net net;

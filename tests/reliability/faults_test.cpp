@@ -15,10 +15,13 @@
 #include <thread>
 
 #include "locus/locus.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
+
+using testing::SmallSim;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
@@ -34,19 +37,6 @@ int64_t resident_bytes() {
   return resident * ::sysconf(_SC_PAGESIZE);
 }
 
-// Sim devices of `bytes` capacity for the test's lifetime.
-class SmallSim {
- public:
-  explicit SmallSim(uint64_t bytes) : original_(sim::config()) {
-    sim::Config small = original_;
-    small.memory_bytes = bytes;
-    sim::configure(small);
-  }
-  ~SmallSim() { sim::configure(original_); }
-
- private:
-  sim::Config original_;
-};
 
 TEST(Faults, OutOfMemoryAHundredTimesWithoutDrift) {
   const SmallSim sim(uint64_t{64} << 20);

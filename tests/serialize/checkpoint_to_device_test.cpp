@@ -14,29 +14,16 @@
 #include <string>
 
 #include "locus/locus.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/locus_dev_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-         std::to_string(::getpid()) + "_" + name;
-}
+using testing::SmallSim;
+std::string temp_path(const std::string& name) { return testing::temp_path("dev", name); }
 
-// Sim devices of `bytes` capacity for the test's lifetime.
-class SmallSim {
- public:
-  explicit SmallSim(uint64_t bytes) : original_(sim::config()) {
-    sim::Config small = original_;
-    small.memory_bytes = bytes;
-    sim::configure(small);
-  }
-  ~SmallSim() { sim::configure(original_); }
 
- private:
-  sim::Config original_;
-};
 
 // A valid safetensors file holding one float32 tensor of `elements` zeros (as another tool
 // writes it: no checksum), made sparse with ftruncate so it takes no disk.

@@ -13,25 +13,18 @@
 #include <string>
 
 #include "locus/locus.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/locus_crc_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-         std::to_string(::getpid()) + "_" + name;
-}
+using testing::read_file;
+using testing::write_file;
+std::string temp_path(const std::string& name) { return testing::temp_path("crc", name); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+
 
 const OrderedDict<std::string, Tensor>& originals() {
   static const OrderedDict<std::string, Tensor> t{{"w", tensor({1.5f, -2.0f, 3.25f})}, {"step", tensor({7L})}, {"b", tensor({true, false})}};

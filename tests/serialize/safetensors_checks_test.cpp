@@ -12,26 +12,18 @@
 #include <unistd.h>
 
 #include "locus/locus.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 
 namespace locus {
 namespace {
 
-// Per test and process: ctest runs the tests of this file in parallel processes.
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/locus_st_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-         std::to_string(::getpid()) + "_" + name;
-}
+using testing::read_file;
+using testing::write_file;
+std::string temp_path(const std::string& name) { return testing::temp_path("st", name); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+
 
 // A file from a header text and data bytes, as another writer would make it (no checksum).
 std::string safetensors(const std::string& header, const std::string& data, int64_t claimed = -1) {
