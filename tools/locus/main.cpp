@@ -1,4 +1,4 @@
-// The `locus` command: see SPEC section 8 and docs/cli.md.
+// The `locus` command: see SPEC section 8, docs/training.md (`locus train`, `locus bench`) and docs/launcher.md (`locus run`).
 
 #include <iostream>
 
