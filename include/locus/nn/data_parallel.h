@@ -82,21 +82,7 @@ class DataParallel : public ModuleHolder<DataParallelImpl> {
   /// Integer device_ids and output_device.
   explicit DataParallel(AnyModule module, std::initializer_list<int> device_ids, int output_device)
       : ModuleHolder(std::make_shared<DataParallelImpl>(std::move(module), device_ids, output_device)) {}
-  /// Moves the wrapped module in place (Module::to) and returns this handle.
-  DataParallel to(Device device, bool non_blocking = false) const {
-    (*this)->to(device, non_blocking);
-    return *this;
-  }
-  /// Converts the wrapped module's floating tensors in place and returns this handle.
-  DataParallel to(DType dtype, bool non_blocking = false) const {
-    (*this)->to(dtype, non_blocking);
-    return *this;
-  }
-  /// Both at once.
-  DataParallel to(Device device, DType dtype, bool non_blocking = false) const {
-    (*this)->to(device, dtype, non_blocking);
-    return *this;
-  }
+  LOCUS_HANDLE_TO_METHODS(DataParallel)
 };
 
 }  // namespace locus::nn

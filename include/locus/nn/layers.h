@@ -131,21 +131,7 @@ class Sequential : public ModuleHolder<SequentialImpl> {
   /// From a vector of modules.
   explicit Sequential(const std::vector<AnyModule>& modules)
       : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>(modules)) {}
-  /// Moves the modules in place (Module::to) and returns this handle.
-  Sequential to(Device device, bool non_blocking = false) const {
-    (*this)->to(device, non_blocking);
-    return *this;
-  }
-  /// Converts the modules' floating tensors in place and returns this handle.
-  Sequential to(DType dtype, bool non_blocking = false) const {
-    (*this)->to(dtype, non_blocking);
-    return *this;
-  }
-  /// Both at once.
-  Sequential to(Device device, DType dtype, bool non_blocking = false) const {
-    (*this)->to(device, dtype, non_blocking);
-    return *this;
-  }
+  LOCUS_HANDLE_TO_METHODS(Sequential)
 };
 
 }  // namespace locus::nn

@@ -112,6 +112,26 @@ class AnyModule {
 
 }  // namespace locus::nn
 
+/// The `to()` methods of a handle class `Name`: each moves or converts the module in place
+/// (Module::to) and returns the handle, so `auto m = nn::Linear(10, 5).to(device);` keeps the
+/// handle's type. Used by LOCUS_MODULE and by the handles written out by hand.
+#define LOCUS_HANDLE_TO_METHODS(Name)                                                                   \
+  /** Moves the module in place (Module::to) and returns this handle. */                                \
+  Name to(::locus::Device device, bool non_blocking = false) const {                                    \
+    (*this)->to(device, non_blocking);                                                                  \
+    return *this;                                                                                       \
+  }                                                                                                     \
+  /** Converts the module's floating tensors in place and returns this handle. */                      \
+  Name to(::locus::DType dtype, bool non_blocking = false) const {                                      \
+    (*this)->to(dtype, non_blocking);                                                                   \
+    return *this;                                                                                       \
+  }                                                                                                     \
+  /** Both at once. */                                                                                  \
+  Name to(::locus::Device device, ::locus::DType dtype, bool non_blocking = false) const {              \
+    (*this)->to(device, dtype, non_blocking);                                                           \
+    return *this;                                                                                       \
+  }
+
 /// Declares the handle `Name` of a module class `NameImpl` (LibTorch's TORCH_MODULE):
 /// `struct NetImpl : nn::Module {...}; LOCUS_MODULE(Net);` then `Net net; net(x); net->fc1`.
 /// `Name(...).to(device)` returns the handle, so `auto m = nn::Linear(10, 5).to(device);` works.
@@ -120,19 +140,5 @@ class AnyModule {
    public:                                                                                              \
     using ::locus::nn::ModuleHolder<Name##Impl>::ModuleHolder;                                          \
     Name(const ::locus::nn::ModuleHolder<Name##Impl>& other) : ::locus::nn::ModuleHolder<Name##Impl>(other) {} \
-    /** Moves the module in place (Module::to) and returns this handle. */                              \
-    Name to(::locus::Device device, bool non_blocking = false) const {                                  \
-      (*this)->to(device, non_blocking);                                                                \
-      return *this;                                                                                     \
-    }                                                                                                   \
-    /** Converts the module's floating tensors in place and returns this handle. */                    \
-    Name to(::locus::DType dtype, bool non_blocking = false) const {                                    \
-      (*this)->to(dtype, non_blocking);                                                                 \
-      return *this;                                                                                     \
-    }                                                                                                   \
-    /** Both at once. */                                                                                \
-    Name to(::locus::Device device, ::locus::DType dtype, bool non_blocking = false) const {            \
-      (*this)->to(device, dtype, non_blocking);                                                         \
-      return *this;                                                                                     \
-    }                                                                                                   \
+    LOCUS_HANDLE_TO_METHODS(Name)                                                                       \
   }
