@@ -193,22 +193,19 @@ OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Dev
   // Note [Loading without a host copy]: every tensor finds room on the target before a byte of
   // data is read; then the data section streams front to back, checksummed on the way.
   const TensorOptions on_target = TensorOptions().device(map_location.value_or(Device(DeviceType::CPU)));
-  std::vector<Tensor> tensors;  // in data order
+  std::vector<Tensor> tensors;  // in header order
   uint64_t largest = 0;
-  for (const TensorEntry* t : by_offset) {
-    tensors.push_back(empty(t->shape, on_target.dtype(t->dtype)));
-    largest = std::max(largest, t->end - t->begin);
+  for (const TensorEntry& t : header.tensors) {
+    tensors.push_back(empty(t.shape, on_target.dtype(t.dtype)));
+    largest = std::max(largest, t.end - t.begin);
   }
   uint32_t crc = serialize::describe_tensors(header.tensors);
   serialize::StagedReader reader(in.get(), path, on_target.device(), largest);
-  for (const Tensor& t : tensors) reader.read_into(t, crc);
+  for (const TensorEntry* t : by_offset) reader.read_into(tensors[static_cast<size_t>(t - header.tensors.data())], crc);
   reader.finish();
   serialize::verify_checksum(header.metadata, crc, path);
-  std::vector<Tensor> in_header_order(tensors.size());
-  for (size_t i = 0; i < by_offset.size(); ++i)
-    in_header_order[static_cast<size_t>(by_offset[i] - header.tensors.data())] = std::move(tensors[i]);
   OrderedDict<std::string, Tensor> loaded;
-  for (size_t i = 0; i < header.tensors.size(); ++i) loaded.insert(header.tensors[i].name, std::move(in_header_order[i]));
+  for (size_t i = 0; i < header.tensors.size(); ++i) loaded.insert(header.tensors[i].name, std::move(tensors[i]));
   return loaded;
 }
 
