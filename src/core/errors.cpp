@@ -38,12 +38,11 @@ namespace {
 // does not fit; or enough memory is cached, but in free blocks of segments that live tensors
 // still use, none of which this request can use (fragmentation: too small, in the other pool,
 // or another stream's), and the allocator returns only whole free segments to the device.
-std::string oom_hint(uint64_t requested, uint64_t free_bytes, uint64_t allocated, uint64_t reserved, uint64_t segment) {
+std::string oom_hint(uint64_t requested, uint64_t free_bytes, uint64_t cached, uint64_t segment) {
   std::string hint;
   if (requested <= free_bytes && segment > free_bytes)
     hint += " Hint: the allocator takes device memory in whole segments, and this request needed a new " +
             format_bytes(segment) + " segment, more than the " + format_bytes(free_bytes) + " free.";
-  const uint64_t cached = reserved > allocated ? reserved - allocated : 0;
   if (cached >= requested)
     hint += " Hint: the " + format_bytes(cached) +
             " reserved but unallocated is split into free blocks of segments that live tensors still use, none of "
@@ -53,11 +52,11 @@ std::string oom_hint(uint64_t requested, uint64_t free_bytes, uint64_t allocated
 
 std::string oom_message(Device device, uint64_t requested, uint64_t capacity, uint64_t free_bytes, uint64_t allocated,
                         uint64_t reserved, uint64_t segment) {
+  const uint64_t cached = reserved > allocated ? reserved - allocated : 0;
   return std::string(device_type_display_name(device.type())) + " out of memory. Tried to allocate " + format_bytes(requested) + ". " + device.str() +
          " has a total capacity of " + format_bytes(capacity) + " of which " + format_bytes(free_bytes) + " is free. " +
-         format_bytes(allocated) + " is allocated by tensors and " +
-         format_bytes(reserved > allocated ? reserved - allocated : 0) + " is reserved but unallocated." +
-         oom_hint(requested, free_bytes, allocated, reserved, segment) +
+         format_bytes(allocated) + " is allocated by tensors and " + format_bytes(cached) + " is reserved but unallocated." +
+         oom_hint(requested, free_bytes, cached, segment) +
          " Free tensors you no longer need, or use smaller batches.";
 }
 }  // namespace
