@@ -1522,9 +1522,22 @@ def gen_optim():
     return F
 
 
+def extension_families():
+    """The families of tests/golden/gen_<family>.py: each module's generate() returns a Family.
+    They `import generate` for the helpers here, which must be this very module (ids stay unique
+    across all families)."""
+    import glob
+    import importlib
+    sys.modules.setdefault('generate', sys.modules[__name__])
+    sys.path.insert(0, HERE)
+    for path in sorted(glob.glob(os.path.join(HERE, 'gen_*.py'))):
+        yield importlib.import_module(os.path.basename(path)[:-3]).generate
+
+
 def main():
     total = 0
-    for gen in (gen_elementwise, gen_reduce, gen_shape, gen_factories, gen_autograd, gen_losses, gen_optim):
+    for gen in (gen_elementwise, gen_reduce, gen_shape, gen_factories, gen_autograd, gen_losses, gen_optim,
+                *extension_families()):
         total += gen().write()
     print('total %d bytes' % total)
     print('left out (PyTorch paths disagree or PyTorch is far off):',

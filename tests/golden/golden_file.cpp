@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -154,11 +155,21 @@ std::vector<Case> parse_family(const std::string& text) {
 }  // namespace
 
 const std::vector<std::string>& family_names() {
-  static const std::vector<std::string> names = {"elementwise", "reduce", "shape", "factories",
-                                                 "autograd",    "losses", "optim"};
+  // Every <family>.txt.gz of the directory, so that a new family is a new file (from a
+  // tests/golden/gen_<family>.py) and nothing else.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(golden_dir())) {
+      const std::string file = entry.path().filename().string();
+      const std::string suffix = ".txt.gz";
+      if (file.size() > suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0)
+        found.push_back(file.substr(0, file.size() - suffix.size()));
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+  }();
   return names;
 }
-
 
 /// The parsed cases of one family, read once per process.
 const std::vector<Case>& family(const std::string& name) {

@@ -56,8 +56,34 @@ std::vector<Tensor> run_optimizer(const Ctx& c, const std::string& kind) {
 
 }  // namespace
 
+namespace {
+std::map<std::string, OpFn> builtin_ops();
+
+// The registered calls; a function-local static, so registrars of any file may run first.
+std::map<std::string, OpFn>& registered() {
+  static std::map<std::string, OpFn> calls;
+  return calls;
+}
+}  // namespace
+
+OpRegistrar::OpRegistrar(std::initializer_list<std::pair<const std::string, OpFn>> calls) {
+  for (const auto& call : calls)
+    if (!registered().insert(call).second) throw std::logic_error("golden op '" + call.first + "' registered twice");
+}
+
 const std::map<std::string, OpFn>& ops() {
-  static const std::map<std::string, OpFn> table = {
+  static const std::map<std::string, OpFn> table = [] {
+    std::map<std::string, OpFn> all = builtin_ops();
+    for (const auto& call : registered())
+      if (!all.insert(call).second) throw std::logic_error("golden op '" + call.first + "' registered twice");
+    return all;
+  }();
+  return table;
+}
+
+namespace {
+std::map<std::string, OpFn> builtin_ops() {
+  return {
       // elementwise
       {"add",
        [](const Ctx& c) -> Outs {
@@ -255,8 +281,8 @@ const std::map<std::string, OpFn>& ops() {
       {"adam", [](const Ctx& c) -> Outs { return run_optimizer(c, "adam"); }},
       {"adamw", [](const Ctx& c) -> Outs { return run_optimizer(c, "adamw"); }},
   };
-  return table;
 }
+}  // namespace
 
 #undef LOCUS_GOLDEN_BINARY
 #undef LOCUS_GOLDEN_UNARY

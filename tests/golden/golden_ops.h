@@ -72,7 +72,15 @@ struct Ctx {
 using Outs = std::vector<Tensor>;
 using OpFn = std::function<Outs(const Ctx&)>;
 
-/// Every op name of the files with the Locus call that replays it.
+/// Every op name of the files with the Locus call that replays it: golden_ops.cpp's table and
+/// every OpRegistrar's.
 const std::map<std::string, OpFn>& ops();
+
+/// Adds the calls of a new family from its own file (tests/golden/golden_ops_<family>.cpp):
+/// `const OpRegistrar registered{{"topk", [](const Ctx& c) -> Outs { ... }}, ...};` at namespace
+/// scope. A name registered twice is an error at start-up.
+struct OpRegistrar {
+  OpRegistrar(std::initializer_list<std::pair<const std::string, OpFn>> calls);
+};
 
 }  // namespace locus::golden

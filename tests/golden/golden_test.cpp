@@ -186,9 +186,13 @@ std::string case_summary(const Case& c) {
   return os.str();
 }
 
-class Golden : public testing::OnEachDevice {
+// One test per family and device, "<family>@<device>": every tests/golden/*.txt.gz is a family.
+class Golden : public ::testing::TestWithParam<std::string> {
  protected:
-  void run_family(const std::string& name) {
+  void run_family() {
+    const std::string& param = GetParam();
+    const std::string name = param.substr(0, param.find('@'));
+    const std::string device = param.substr(param.find('@') + 1);
     const std::vector<Case>* cases = nullptr;
     try {
       cases = &family(name);
@@ -196,7 +200,6 @@ class Golden : public testing::OnEachDevice {
       FAIL() << e.what() << " (set LOCUS_GOLDEN_DIR to tests/golden if the source tree moved)";
     }
     ASSERT_FALSE(cases->empty()) << name << " has no cases";
-    const std::string device = GetParam();
     std::set<const Known*> reproduced, relevant;
     int deviations = 0, known = 0, failures = 0, undefined = 0;
     // LOCUS_GOLDEN_VERBOSE=1 prints every difference, known ones included, one line each.
@@ -245,15 +248,23 @@ class Golden : public testing::OnEachDevice {
   }
 };
 
-TEST_P(Golden, Elementwise) { run_family("elementwise"); }
-TEST_P(Golden, Reduce) { run_family("reduce"); }
-TEST_P(Golden, Shape) { run_family("shape"); }
-TEST_P(Golden, Factories) { run_family("factories"); }
-TEST_P(Golden, Autograd) { run_family("autograd"); }
-TEST_P(Golden, Losses) { run_family("losses"); }
-TEST_P(Golden, Optim) { run_family("optim"); }
+std::vector<std::string> families_on_devices() {
+  std::vector<std::string> params;
+  for (const std::string& name : family_names())
+    for (const std::string& device : testing::value_devices()) params.push_back(name + "@" + device);
+  return params;
+}
 
-INSTANTIATE_TEST_SUITE_P(Devices, Golden, ::testing::ValuesIn(testing::value_devices()), testing::device_test_name);
+std::string family_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (c == ':' || c == '@' || c == '-') c = '_';
+  return name;
+}
+
+TEST_P(Golden, Family) { run_family(); }
+
+INSTANTIATE_TEST_SUITE_P(Families, Golden, ::testing::ValuesIn(families_on_devices()), family_test_name);
 
 // Every known-difference entry names at least one case, and every case has a Locus call.
 TEST(GoldenFiles, KnownEntriesAndOpsExist) {
