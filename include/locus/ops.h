@@ -6,6 +6,7 @@
 /// runs on that device.
 
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "locus/elementwise.h"
@@ -50,6 +51,64 @@ Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor argmin(const Tensor& x);
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Product of all elements (integer and bool inputs multiply in int64, as sum); with `dtype`,
+/// each element is converted first. The product of nothing is 1.
+Tensor prod(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+/// Product along one dim, as `x.prod(1)` in PyTorch.
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+/// Largest element over `dims` (empty: all), NaN if any is; as torch.amax, the gradient is shared
+/// evenly among the elements equal to the result. IndexError for an empty reduced slice.
+Tensor amax(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Smallest element over `dims` (empty: all), as amax.
+Tensor amin(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, int64_t dim, bool keepdim = false);
+/// log(sum(exp(x))) over `dims`, in one pass that never overflows; integer inputs give the
+/// default float. An empty slice gives -inf.
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The vector p-norm of all elements (floating dtypes only): (sum |x|^p)^(1/p); p = inf gives
+/// max |x|, -inf min |x|, 0 the count of nonzeros. `norm(x)` is the 2-norm.
+Tensor norm(const Tensor& x, const Scalar& p = 2);
+/// The p-norm over `dims` (empty: all).
+Tensor norm(const Tensor& x, const Scalar& p, const Shape& dims, bool keepdim = false);
+/// `norm(x, "fro", dims)`: the Frobenius norm (the 2-norm of the elements). ValueError for any
+/// other string ("nuc" and the matrix norms are not here).
+Tensor norm(const Tensor& x, const char* p, const Shape& dims = {}, bool keepdim = false);
+/// Variance over all elements (floating dtypes only), with Bessel's correction when `unbiased`.
+/// Welford's one-pass algorithm: no cancellation for data far from 0. One element with the
+/// correction gives NaN, as PyTorch.
+Tensor var(const Tensor& x, bool unbiased = true);
+/// Variance over `dims` (empty: all).
+Tensor var(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+/// Variance with an explicit correction (the divisor is count - correction; 1 when nullopt), as
+/// PyTorch's `var(x, dim, correction=0)`. Pass it as `std::optional<int64_t>(0)`: a plain `0`
+/// picks the `unbiased` overload, as in LibTorch.
+Tensor var(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim = false);
+/// Standard deviation: the square root of var, with the same overloads.
+Tensor std(const Tensor& x, bool unbiased = true);
+Tensor std(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim = false);
+/// {var, mean} in one call, as torch.var_mean (`auto [v, m] = var_mean(x, {1});`).
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased = true);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+/// {std, mean} in one call, as torch.std_mean.
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased = true);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+/// Whether any element is nonzero (NaN counts): bool, or uint8 for a uint8 input (as PyTorch).
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Whether every element is nonzero, as any.
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The number of nonzero elements over `dims` (empty: all), int64.
+Tensor count_nonzero(const Tensor& x, const Shape& dims = {});
+Tensor count_nonzero(const Tensor& x, int64_t dim);
+
 /// Numerically stable softmax along `dim` (integer inputs give float32).
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);

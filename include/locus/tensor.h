@@ -312,6 +312,26 @@ class Tensor {
   Tensor mean() const;
   Tensor mean(const Shape& dims, bool keepdim = false) const;
   Tensor mean(int64_t dim, bool keepdim = false) const;
+  /// The reductions of ops.h as methods: `x.prod()`, `x.amax({1})`, `x.var(1)`, `x.norm()`, ...
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor amax(const Shape& dims = {}, bool keepdim = false) const;
+  Tensor amax(int64_t dim, bool keepdim = false) const;
+  Tensor amin(const Shape& dims = {}, bool keepdim = false) const;
+  Tensor amin(int64_t dim, bool keepdim = false) const;
+  Tensor logsumexp(const Shape& dims, bool keepdim = false) const;
+  Tensor logsumexp(int64_t dim, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, const Shape& dims, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor count_nonzero(const Shape& dims = {}) const;
   Tensor max() const;
   Tensor min() const;
   /// Largest values along `dim` and their (first) positions.

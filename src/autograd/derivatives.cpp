@@ -20,23 +20,6 @@ Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(d
 
 }  // namespace
 
-void record_sum(const Tensor& x, const std::vector<bool>& reduced, bool keepdim, bool mean, const Tensor& out) {
-  const Shape sx = x.shape();
-  const DType dx = x.dtype();
-  int64_t count = 1;
-  for (size_t d = 0; d < reduced.size(); ++d)
-    if (reduced[d]) count *= sx[d];
-  record(out, mean ? "MeanBackward" : "SumBackward", [=](const Tensor& g) -> std::vector<Tensor> {
-    Tensor e = g;
-    if (!keepdim)
-      for (size_t d = 0; d < reduced.size(); ++d)
-        if (reduced[d]) e = e.unsqueeze(static_cast<int64_t>(d));
-    e = e.expand(sx);
-    if (mean) e = div(e, static_cast<double>(std::max<int64_t>(count, 1)));
-    return {as(e.contiguous(), dx)};
-  }, {&x});
-}
-
 void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
   const Tensor O = out.detach();
   const DType dx = x.dtype();

@@ -32,14 +32,18 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::Log1p:
     case OpId::Rsqrt:
     case OpId::Pow:
-    case OpId::Sum:
-    case OpId::Mean:
     case OpId::Softmax:
     case OpId::LogSoftmax:
     case OpId::CrossEntropy:
     case OpId::NllLoss:
     case OpId::MseLoss:
       return CastPolicy::Float32;
+    // The reductions: the op table's Autocast column.
+#define LOCUS_REDUCE_AUTOCAST(id, name, rule, cast, ...) \
+  case OpId::id:                                         \
+    return CastPolicy::cast;
+      LOCUS_REDUCE_OPS(LOCUS_REDUCE_AUTOCAST)
+#undef LOCUS_REDUCE_AUTOCAST
     // Ops that take several floating tensors: PyTorch's result_type picks the widest, as the
     // promote list asks, so autocast casts nothing for them.
     case OpId::Cat:

@@ -10,6 +10,7 @@
 #include "src/core/public_op.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/structured_call.h"
 
 namespace locus {
 
@@ -83,7 +84,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 namespace {
 
 Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
-  const Device device = ops::common_device(op, {{x, "self"}, {index, "index"}});
+  const ops::StructuredCall call(op, {{x, "self"}, {index, "index"}});
   if (op == OpId::Gather && index.dtype() != DType::Int64)
     throw DTypeError(ops::op_prefix(OpId::Gather) + "index must be int64, got " + std::string(dtype_name(index.dtype())));
   if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
@@ -94,9 +95,8 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   if (op == OpId::Gather && index.dim() != x.dim())
     throw ShapeError(ops::op_prefix(OpId::Gather) + "index must have as many dims as the input (" + std::to_string(x.dim()) + "), got " +
                      std::to_string(index.dim()));
-  const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
-  if (!k)
-    return ops::run_on_cpu(device, [&](const Tensor& hx, const Tensor& hi) { return index_impl(op, hx, dim, hi); }, x, index);
+  const ops::KernelTable* k = call.kernels(x.dtype());
+  if (!k) return call.fall_back([&](const Tensor& hx, const Tensor& hi) { return index_impl(op, hx, dim, hi); }, x, index);
   Tensor source = x;
   if (op == OpId::Gather) {
     // An index smaller than x off `dim` reads the leading part of x there, as torch.gather.
@@ -121,7 +121,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   if (x.dim() == 0) out_shape = Shape{};
   ops::IndexArgs a;
   a.op = op;
-  a.device = device.is_cpu() ? 0 : device.index();
+  a.device = call.device_index();
   a.dtype = x.dtype();
   a.outer = 1, a.inner = 1;
   for (int64_t i = 0; i < d; ++i) a.outer *= in.size(i);
@@ -134,14 +134,15 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
     out_shape = index.shape();
     a.out_dim = x.dim() ? index.size(d) : 1;
   }
-  Tensor out = ops::empty_on(out_shape, x.dtype(), device);
+  Tensor out = call.output(out_shape, x.dtype());
   a.in = static_cast<const char*>(in.data_ptr());
   a.out = static_cast<char*>(out.data_ptr());
   a.index = static_cast<const int64_t*>(idx.data_ptr());
+  call.wait_for_inputs();
   ops::wait_for_host(in);
   ops::wait_for_host(idx);
   k->index(a);
-  return out;
+  return call.finish(out);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "locus/scalar.h"
 #include "locus/shape.h"
 #include "src/ops/op_id.h"
+#include "src/ops/reduce_functors.h"
 
 namespace locus::ops {
 
@@ -31,8 +32,9 @@ struct StridedIter {
 /// The input is described over its full shape; `out_strides` are byte strides of the output
 /// with 0 on reduced dims, so out[index] accumulates all input elements mapping to it.
 struct ReduceArgs {
-  OpId op;                 ///< Sum, Mean, Max, Min, Argmax, Argmin
+  OpId op;                 ///< a reduction of LOCUS_REDUCE_OPS, or Max, Min, Argmax, Argmin
   int device = 0;          ///< index of the device the operands live on
+  fn::ReduceParams params; ///< norm's order, var/std's correction
   DType in_dtype, out_dtype;
   const char* in = nullptr;
   char* out = nullptr;     ///< values (Sum/Mean/Max/Min) or int64 indices (Argmax)

@@ -10,10 +10,12 @@
 
 namespace locus::ops {
 
-/// Every operation, in op-table order: the unary elementwise ops, the binary ones, the rest.
+/// Every operation, in op-table order: the unary elementwise ops, the binary ones, the
+/// reductions, the rest.
 enum class OpId : uint8_t {
 #define LOCUS_OP_ENUM(id, ...) id,
-  LOCUS_UNARY_OPS(LOCUS_OP_ENUM) LOCUS_BINARY_OPS(LOCUS_OP_ENUM) LOCUS_OTHER_OPS(LOCUS_OP_ENUM)
+  LOCUS_UNARY_OPS(LOCUS_OP_ENUM) LOCUS_BINARY_OPS(LOCUS_OP_ENUM) LOCUS_REDUCE_OPS(LOCUS_OP_ENUM)
+      LOCUS_OTHER_OPS(LOCUS_OP_ENUM)
 #undef LOCUS_OP_ENUM
       kCount
 };

@@ -82,14 +82,43 @@
 
 #define LOCUS_BINARY_OPS(X) LOCUS_SPECIAL_BINARY_OPS(X) LOCUS_PLAIN_BINARY_OPS(X)
 
+// Reductions over a set of dims (all when none are given; keepdim keeps them as size 1), each
+// a fold of a functor `fn::<Id>` of src/ops/reduce_functors.h shared by the CPU and CUDA
+// kernels (sum and mean keep their own tuned loops). These have public functions by hand (their
+// signatures differ: dtype=, p, correction, one dim):
+//   X(Id, name, ReduceRule, Autocast, derivative)
+// ReduceRule (src/ops/reduce_rules.h) gives the result dtype; Autocast is the CastPolicy under
+// autocast. The derivative is an expression of
+//   g   the output's gradient, x the input, y the output (both g and y with the reduced dims
+//       kept as size 1, so they broadcast against x), in the output's dtype
+//   n   the number of elements folded into each output (a double), red the reduced dims (a
+//       Shape, for helpers that reduce again), p the norm's order, correction var/std's
+#define LOCUS_SPECIAL_REDUCE_OPS(X)                                                                          \
+  X(Sum,          sum,           Sum,       Float32, g)                                                     \
+  X(Mean,         mean,          FloatOnly, Float32, g / n)                                                 \
+  X(Prod,         prod,          SumLike,   Float32, prod_backward(g, x, y, red))                           \
+  X(Norm,         norm,          FloatOnly, Float32, norm_backward(g, x, y, p, red))                        \
+  X(Var,          var,           FloatOnly, Keep,    var_backward(g, x, red, correction))                   \
+  X(Std,          std,           FloatOnly, Keep,    var_backward(g / (y * 2), x, red, correction))         \
+  X(Any,          any,           AnyAll,    Keep,    NO_GRAD)                                               \
+  X(All,          all,           AnyAll,    Keep,    NO_GRAD)                                               \
+  X(CountNonzero, count_nonzero, Int64,     Keep,    NO_GRAD)
+
+// Reductions whose public functions `name(x, dims = {}, keepdim)`, `name(x, dim, keepdim)` and
+// the Tensor methods of the same spelling are generated from the line (same columns).
+#define LOCUS_PLAIN_REDUCE_OPS(X)                                                                            \
+  X(Amax,         amax,          Same,      Keep,    g * evenly_among_equal(x, y, red))                     \
+  X(Amin,         amin,          Same,      Keep,    g * evenly_among_equal(x, y, red))                     \
+  X(Logsumexp,    logsumexp,     Floating,  Float32, g * exp(x - y))
+
+#define LOCUS_REDUCE_OPS(X) LOCUS_SPECIAL_REDUCE_OPS(X) LOCUS_PLAIN_REDUCE_OPS(X)
+
 // The other elementwise ops (where, copy, fill) and the structured ops, with their kernel
 // family and their public name as a string:   X(Id, "name", Family)
 #define LOCUS_OTHER_OPS(X)                           \
   X(Where,        "where",         Elementwise)     \
   X(Copy,         "copy_",         Elementwise)     \
   X(Fill,         "fill_",         Elementwise)     \
-  X(Sum,          "sum",           Reduce)          \
-  X(Mean,         "mean",          Reduce)          \
   X(Max,          "max",           Reduce)          \
   X(Min,          "min",           Reduce)          \
   X(Argmax,       "argmax",        Reduce)          \

@@ -1,6 +1,11 @@
-// Front ends of sum, mean, max, min, argmax, softmax and log_softmax.
+// Front ends of the reductions (the op table's LOCUS_REDUCE_OPS), max, min, argmax, argmin,
+// softmax and log_softmax.
 
+#include <algorithm>
+#include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
@@ -9,6 +14,8 @@
 #include "src/autograd/node.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/reduce_rules.h"
+#include "src/ops/structured_call.h"
 
 namespace locus {
 namespace {
@@ -27,19 +34,21 @@ std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, OpId op) {
   return reduced;
 }
 
-Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
-  if (ops::autocast_active())
-    return ops::autocast(op, [&](const Tensor& in) { return sum_impl(op, in, dims, keepdim, dtype); }, x);
-  const Device device = x.device();
-  DType out_dtype = dtype.value_or(is_floating_point(x.dtype()) ? x.dtype() : DType::Int64);
-  if (op == OpId::Mean) {
-    if (!is_floating_point(dtype.value_or(x.dtype())))
-      throw DTypeError(ops::op_prefix(OpId::Mean) + "needs a floating dtype, got " + std::string(dtype_name(x.dtype())) +
-                       "; convert with .to(kFloat32) first");
-    out_dtype = dtype.value_or(x.dtype());
-  }
+// Note [Reduction front end]
+// Every reduction of the op table runs through reduce(): the dims, keepdim and the dtype rule
+// (its ReduceRule column) give the output's shape and dtypes, StructuredCall does the device,
+// kernel-or-fallback, out= and recording steps (Note [Structured op path]), and the backward is
+// the table's derivative column (src/autograd/reduce_derivatives.cpp). The kernel folds the
+// functor fn::<Id> (src/ops/reduce_functors.h) over a strided view of the input.
+
+Tensor reduce(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype,
+              const ops::fn::ReduceParams& params = {}, Tensor out = Tensor()) {
+  if (ops::autocast_active() && !out.defined())
+    return ops::autocast(op, [&](const Tensor& in) { return reduce(op, in, dims, keepdim, dtype, params); }, x);
+  const ops::StructuredCall call(op, {{x, "self"}}, out);
+  const ops::ReduceDtypes dt = ops::resolve_reduce_dtypes(op, x.dtype(), dtype);
   const std::vector<bool> reduced = reduced_dims(x, dims, op);
-  Shape out_shape, kept_shape;
+  Shape out_shape;
   int64_t reduce_numel = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (reduced[static_cast<size_t>(d)]) {
@@ -49,25 +58,30 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
       out_shape.push_back(x.size(d));
     }
   }
-  // With a dtype, each element is converted before summing (PyTorch's sum(dtype=...)).
-  const DType in_dtype = dtype.value_or(x.dtype());
-  const ops::KernelTable* k = ops::kernels_for(op, device, in_dtype);
-  if (!k)
-    return ops::run_on_cpu(device, [&](const Tensor& host) { return sum_impl(op, host, dims, keepdim, dtype); }, x);
-  Tensor in = x;
-  if (in_dtype != x.dtype()) {
-    NoGradGuard no_grad;  // the sum is the recorded op; its backward converts back to x's dtype
-    in = x.to(in_dtype);
+  if (ops::reduce_needs_elements(op) && reduce_numel == 0 && out_shape.numel() != 0) {
+    std::ostringstream os;
+    os << ops::op_prefix(op) << "expected the reduced dims of an input of shape " << x.shape()
+       << " to have non-zero size (there is no " << ops::op_name(op) << " of nothing)";
+    throw IndexError(os.str());
   }
-  Tensor out = ops::empty_on(out_shape, out_dtype, device);
+  const ops::KernelTable* k = call.kernels(dt.compute);
+  if (!k)
+    return call.fall_back([&](const Tensor& host) { return reduce(op, host, dims, keepdim, dtype, params); }, x);
+  Tensor in = x;
+  if (dt.compute != x.dtype()) {
+    NoGradGuard no_grad;  // the reduction is the recorded op; its backward converts back to x's dtype
+    in = x.to(dt.compute);
+  }
+  Tensor result = call.output(out_shape, dt.result);
   ops::ReduceArgs a;
   a.op = op;
-  a.device = device.is_cpu() ? 0 : device.index();
+  a.device = call.device_index();
+  a.params = params;
   a.in_dtype = in.dtype();
-  a.out_dtype = out_dtype;
+  a.out_dtype = dt.result;
   a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
-  a.out_numel = out.numel();
+  a.out = static_cast<char*>(result.data_ptr());
+  a.out_numel = result.numel();
   a.reduce_numel = reduce_numel;
   // Output element strides over the input's dims: 0 on reduced dims, row-major otherwise.
   int64_t stride = 1;
@@ -90,16 +104,17 @@ Tensor sum_impl(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::
     a.out_strides.push_back(0);
   }
   if (in.numel() == 0) a.shape = Shape{0}, a.in_strides = Shape{item}, a.out_strides = Shape{0};
+  call.wait_for_inputs();
   ops::wait_for_host(in);
   k->reduce(a);
-  if (is_floating_point(out_dtype) && autograd::needs_grad({&x})) autograd::record_sum(x, reduced, keepdim, op == OpId::Mean, out);
-  return out;
+  if (is_floating_point(dt.result) && call.needs_grad()) autograd::record_reduction(op, x, reduced, keepdim, params, result);
+  return call.finish(result);
 }
 
 // Max/min/argmax over one dim (or all, dim = nullopt) of a contiguous copy laid out as
 // [outer, dim, inner].
 ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  const Device device = x.device();
+  const ops::StructuredCall call(op, {{x, "self"}});
   const std::string name(ops::op_name(op));
   // As PyTorch: an empty tensor has no max without a dim; along a dim of size 0 neither; along
   // another dim the result is simply empty.
@@ -111,9 +126,8 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   if ((op == OpId::Argmax || op == OpId::Argmin) && x.dtype() == DType::Bool)
     throw DTypeError(ops::op_prefix(op) + "is not supported for bool tensors (as in PyTorch); convert with .to(kUInt8) "
                      "first, or use max / min, which take bools");
-  const ops::KernelTable* k = ops::kernels_for(op, device, x.dtype());
-  if (!k)
-    return ops::run_on_cpu(device, [&](const Tensor& host) { return extreme_impl(op, host, dim, keepdim); }, x);
+  const ops::KernelTable* k = call.kernels(x.dtype());
+  if (!k) return call.fall_back([&](const Tensor& host) { return extreme_impl(op, host, dim, keepdim); }, x);
   const Tensor in = x.contiguous();
   int64_t outer = 1, size = in.numel(), inner = 1;
   Shape out_shape;
@@ -132,35 +146,117 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   const bool arg = op == OpId::Argmax || op == OpId::Argmin;
   const bool want_values = !arg;
   const bool want_indices = arg || dim.has_value();
-  if (want_values) r.values = ops::empty_on(out_shape, in.dtype(), device);
-  if (want_indices) r.indices = ops::empty_on(out_shape, DType::Int64, device);
+  if (want_values) r.values = call.output(out_shape, in.dtype());
+  if (want_indices) r.indices = call.output(out_shape, DType::Int64);
   ops::ReduceArgs a;
   a.op = op;
-  a.device = device.is_cpu() ? 0 : device.index();
+  a.device = call.device_index();
   a.in_dtype = a.out_dtype = in.dtype();
   a.in = static_cast<const char*>(in.data_ptr());
   a.out = static_cast<char*>(want_values ? r.values.data_ptr() : r.indices.data_ptr());
   a.indices = want_values && want_indices ? static_cast<char*>(r.indices.data_ptr()) : nullptr;
   a.shape = Shape{outer, size, inner};
+  call.wait_for_inputs();
   ops::wait_for_host(in);
   k->reduce(a);
-  if (want_values && is_floating_point(x.dtype()) && autograd::needs_grad({&x}))
+  if (want_values && is_floating_point(x.dtype()) && call.needs_grad())
     autograd::record_extreme(x, dim, keepdim, r.values, r.indices);
   return r;
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& x, std::optional<DType> dtype) { return sum_impl(OpId::Sum, x, {}, false, dtype); }
+Tensor sum(const Tensor& x, std::optional<DType> dtype) { return reduce(OpId::Sum, x, {}, false, dtype); }
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
-  return sum_impl(OpId::Sum, x, dims, keepdim, dtype);
+  return reduce(OpId::Sum, x, dims, keepdim, dtype);
 }
 Tensor sum(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
-  return sum_impl(OpId::Sum, x, Shape{dim}, keepdim, dtype);
+  return reduce(OpId::Sum, x, Shape{dim}, keepdim, dtype);
 }
-Tensor mean(const Tensor& x) { return sum_impl(OpId::Mean, x, {}, false, std::nullopt); }
-Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) { return sum_impl(OpId::Mean, x, dims, keepdim, std::nullopt); }
-Tensor mean(const Tensor& x, int64_t dim, bool keepdim) { return sum_impl(OpId::Mean, x, Shape{dim}, keepdim, std::nullopt); }
+Tensor mean(const Tensor& x) { return reduce(OpId::Mean, x, {}, false, std::nullopt); }
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) { return reduce(OpId::Mean, x, dims, keepdim, std::nullopt); }
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim) { return reduce(OpId::Mean, x, Shape{dim}, keepdim, std::nullopt); }
+Tensor prod(const Tensor& x, std::optional<DType> dtype) { return reduce(OpId::Prod, x, {}, false, dtype); }
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  return reduce(OpId::Prod, x, Shape{dim}, keepdim, dtype);
+}
+
+namespace {
+// A norm's order as a number: PyTorch's "fro" is 2 over any dims here (the matrix norms, "nuc",
+// belong to linalg).
+double norm_order(const Scalar& p) { return p.to_double(); }
+double norm_order(const char* p) {
+  if (std::string_view(p) == "fro") return 2;
+  throw ValueError(ops::op_prefix(OpId::Norm) + "unknown order '" + std::string(p) +
+                   "'; Locus has the vector norms: a number (inf and -inf included) or \"fro\"");
+}
+ops::fn::ReduceParams with_order(double p) {
+  ops::fn::ReduceParams params;
+  params.p = p;
+  return params;
+}
+ops::fn::ReduceParams with_correction(std::optional<int64_t> correction) {
+  ops::fn::ReduceParams params;
+  params.correction = correction.value_or(1);
+  return params;
+}
+}  // namespace
+
+Tensor norm(const Tensor& x, const Scalar& p) { return reduce(OpId::Norm, x, {}, false, std::nullopt, with_order(norm_order(p))); }
+Tensor norm(const Tensor& x, const Scalar& p, const Shape& dims, bool keepdim) {
+  return reduce(OpId::Norm, x, dims, keepdim, std::nullopt, with_order(norm_order(p)));
+}
+Tensor norm(const Tensor& x, const char* p, const Shape& dims, bool keepdim) {
+  return reduce(OpId::Norm, x, dims, keepdim, std::nullopt, with_order(norm_order(p)));
+}
+
+Tensor var(const Tensor& x, bool unbiased) { return reduce(OpId::Var, x, {}, false, std::nullopt, with_correction(unbiased)); }
+Tensor var(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
+  return reduce(OpId::Var, x, dims, keepdim, std::nullopt, with_correction(unbiased));
+}
+Tensor var(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim) {
+  return reduce(OpId::Var, x, dims.value_or(Shape{}), keepdim, std::nullopt, with_correction(correction));
+}
+Tensor std(const Tensor& x, bool unbiased) { return reduce(OpId::Std, x, {}, false, std::nullopt, with_correction(unbiased)); }
+Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
+  return reduce(OpId::Std, x, dims, keepdim, std::nullopt, with_correction(unbiased));
+}
+Tensor std(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim) {
+  return reduce(OpId::Std, x, dims.value_or(Shape{}), keepdim, std::nullopt, with_correction(correction));
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased) { return {var(x, unbiased), mean(x)}; }
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
+  return {var(x, dims, unbiased, keepdim), mean(x, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
+                                    bool keepdim) {
+  return {var(x, dims, correction, keepdim), mean(x, dims.value_or(Shape{}), keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased) { return {std(x, unbiased), mean(x)}; }
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
+  return {std(x, dims, unbiased, keepdim), mean(x, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
+                                    bool keepdim) {
+  return {std(x, dims, correction, keepdim), mean(x, dims.value_or(Shape{}), keepdim)};
+}
+
+Tensor any(const Tensor& x) { return reduce(OpId::Any, x, {}, false, std::nullopt); }
+Tensor any(const Tensor& x, int64_t dim, bool keepdim) { return reduce(OpId::Any, x, Shape{dim}, keepdim, std::nullopt); }
+Tensor all(const Tensor& x) { return reduce(OpId::All, x, {}, false, std::nullopt); }
+Tensor all(const Tensor& x, int64_t dim, bool keepdim) { return reduce(OpId::All, x, Shape{dim}, keepdim, std::nullopt); }
+Tensor count_nonzero(const Tensor& x, const Shape& dims) { return reduce(OpId::CountNonzero, x, dims, false, std::nullopt); }
+Tensor count_nonzero(const Tensor& x, int64_t dim) { return reduce(OpId::CountNonzero, x, Shape{dim}, false, std::nullopt); }
+
+// The plain reductions' functions and methods, generated from their op-table lines.
+#define LOCUS_PLAIN_REDUCE_FUNCTIONS(id, name, ...)                                                                  \
+  Tensor name(const Tensor& x, const Shape& dims, bool keepdim) { return reduce(OpId::id, x, dims, keepdim, std::nullopt); } \
+  Tensor name(const Tensor& x, int64_t dim, bool keepdim) { return reduce(OpId::id, x, Shape{dim}, keepdim, std::nullopt); } \
+  Tensor Tensor::name(const Shape& dims, bool keepdim) const { return locus::name(*this, dims, keepdim); }                \
+  Tensor Tensor::name(int64_t dim, bool keepdim) const { return locus::name(*this, dim, keepdim); }
+LOCUS_PLAIN_REDUCE_OPS(LOCUS_PLAIN_REDUCE_FUNCTIONS)
+#undef LOCUS_PLAIN_REDUCE_FUNCTIONS
+
 Tensor max(const Tensor& x) { return extreme_impl(OpId::Max, x, std::nullopt, false).values; }
 Tensor min(const Tensor& x) { return extreme_impl(OpId::Min, x, std::nullopt, false).values; }
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(OpId::Max, x, dim, keepdim); }
@@ -173,15 +269,15 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return extreme_impl(
 namespace {
 Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   if (ops::autocast_active()) return ops::autocast(op, [&](const Tensor& in) { return softmax_impl(op, in, dim); }, x);
-  const Device device = x.device();
+  const ops::StructuredCall call(op, {{x, "self"}});
   const DType dtype = is_floating_point(x.dtype()) ? x.dtype() : get_default_dtype();
   const int64_t d = ops::wrap_dim(dim, x.dim(), op);
-  const ops::KernelTable* k = ops::kernels_for(op, device, dtype);
-  if (!k) return ops::run_on_cpu(device, [&](const Tensor& host) { return softmax_impl(op, host, dim); }, x);
+  const ops::KernelTable* k = call.kernels(dtype);
+  if (!k) return call.fall_back([&](const Tensor& host) { return softmax_impl(op, host, dim); }, x);
   const Tensor in = (x.dtype() == dtype ? x : x.to(dtype)).contiguous();
-  Tensor out = ops::empty_on(in.shape(), dtype, device);
+  Tensor out = call.output(in.shape(), dtype);
   ops::SoftmaxArgs a;
-  a.device = device.is_cpu() ? 0 : device.index();
+  a.device = call.device_index();
   a.log = op == OpId::LogSoftmax;
   a.dtype = dtype;
   a.in = static_cast<const char*>(in.data_ptr());
@@ -189,9 +285,10 @@ Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   a.outer = 1, a.dim = in.dim() ? in.size(d) : 1, a.inner = 1;
   for (int64_t i = 0; i < d; ++i) a.outer *= in.size(i);
   for (int64_t i = d + 1; i < in.dim(); ++i) a.inner *= in.size(i);
+  call.wait_for_inputs();
   ops::wait_for_host(in);
   if (in.numel()) k->softmax(a);
-  if (autograd::needs_grad({&x})) autograd::record_softmax(op == OpId::LogSoftmax, d, x, out);
+  if (call.needs_grad()) autograd::record_softmax(op == OpId::LogSoftmax, d, x, out);
   return out;
 }
 }  // namespace

@@ -98,6 +98,19 @@ Tensor Tensor::sum(int64_t dim, bool keepdim, std::optional<DType> dtype) const 
 Tensor Tensor::mean() const { return locus::mean(*this); }
 Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return locus::mean(*this, dims, keepdim); }
 Tensor Tensor::mean(int64_t dim, bool keepdim) const { return locus::mean(*this, dim, keepdim); }
+Tensor Tensor::prod(std::optional<DType> dtype) const { return locus::prod(*this, dtype); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<DType> dtype) const { return locus::prod(*this, dim, keepdim, dtype); }
+Tensor Tensor::norm(const Scalar& p) const { return locus::norm(*this, p); }
+Tensor Tensor::norm(const Scalar& p, const Shape& dims, bool keepdim) const { return locus::norm(*this, p, dims, keepdim); }
+Tensor Tensor::var(bool unbiased) const { return locus::var(*this, unbiased); }
+Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const { return locus::var(*this, dims, unbiased, keepdim); }
+Tensor Tensor::std(bool unbiased) const { return locus::std(*this, unbiased); }
+Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const { return locus::std(*this, dims, unbiased, keepdim); }
+Tensor Tensor::any() const { return locus::any(*this); }
+Tensor Tensor::any(int64_t dim, bool keepdim) const { return locus::any(*this, dim, keepdim); }
+Tensor Tensor::all() const { return locus::all(*this); }
+Tensor Tensor::all(int64_t dim, bool keepdim) const { return locus::all(*this, dim, keepdim); }
+Tensor Tensor::count_nonzero(const Shape& dims) const { return locus::count_nonzero(*this, dims); }
 Tensor Tensor::max() const { return locus::max(*this); }
 Tensor Tensor::min() const { return locus::min(*this); }
 ValuesIndices Tensor::max(int64_t dim, bool keepdim) const { return locus::max(*this, dim, keepdim); }

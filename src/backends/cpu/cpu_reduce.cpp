@@ -1,4 +1,6 @@
-// Reductions: sum and mean over any set of dims; max, min, argmax and argmin along one dim or all.
+// Reductions: sum and mean over any set of dims (tuned loops), every other reduction of the op
+// table as a fold of its functor (Note [Reduce functors]); max, min, argmax and argmin along one
+// dim or all.
 
 #include <cmath>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/parallel.h"
 #include "src/core/public_op.h"
+#include "src/ops/reduce_rules.h"
 
 namespace locus::cpu {
 namespace {
@@ -144,6 +147,94 @@ void sum_typed(const ops::ReduceArgs& a) {
   });
 }
 
+// ---- the other reductions: folds of their functors --------------------------------------
+
+// Folds the rows [begin, end) of the input (every dim but the innermost) into `states`, one per
+// output, walking memory in order as accumulate_range does.
+template <class F, class T>
+void fold_range(const ops::ReduceArgs& a, ops::fn::State<acc_t<T>>* states, int64_t begin, int64_t end) {
+  using A = acc_t<T>;
+  const int nd = static_cast<int>(a.shape.size());
+  const int64_t inner = a.shape[nd - 1];
+  const int64_t in_inner = a.in_strides[nd - 1];
+  const int64_t out_inner = a.out_strides[nd - 1];
+  int64_t idx[64];
+  int64_t rem = begin;
+  for (int d = nd - 2; d >= 0; --d) {
+    idx[d] = rem % a.shape[d];
+    rem /= a.shape[d];
+  }
+  for (int64_t row = begin; row < end; ++row) {
+    const char* p = a.in;
+    int64_t o = 0;
+    for (int d = 0; d < nd - 1; ++d) {
+      p += idx[d] * a.in_strides[d];
+      o += idx[d] * a.out_strides[d];
+    }
+    for (int64_t i = 0; i < inner; ++i)
+      F::step(states[o + i * out_inner], static_cast<A>(compute_t<T>(*reinterpret_cast<const T*>(p + i * in_inner))));
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < a.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class F, class T>
+void fold_typed(const ops::ReduceArgs& a) {
+  using A = acc_t<T>;
+  using S = ops::fn::State<A>;
+  const int nd = static_cast<int>(a.shape.size());
+  const int64_t numel = a.shape.numel();
+  const S start = ops::fn::start<F, A>(a.params);
+  std::vector<S> states(static_cast<size_t>(a.out_numel), start);
+  if (numel > 0) {
+    const int64_t rows = numel / a.shape[nd - 1];
+    const int nt = max_threads();
+    const bool parallel = numel * static_cast<int64_t>(sizeof(T)) >= kParallelBytes && nt > 1;
+    if (parallel && rows == a.out_numel && a.out_strides[nd - 1] == 0) {
+      // Each output is one run of the innermost dim: threads take whole outputs (rows).
+      parallel_for(rows, true, [&](int64_t b, int64_t e) { fold_range<F, T>(a, states.data(), b, e); }, 1);
+    } else if (parallel && rows >= nt) {
+      // Per-thread partial states, combined in thread order: no shared writes in the loop.
+      std::vector<std::vector<S>> partial(static_cast<size_t>(nt), std::vector<S>(states.size(), start));
+      parallel_for(rows, true, [&](int64_t b, int64_t e) {
+#ifdef _OPENMP
+        fold_range<F, T>(a, partial[static_cast<size_t>(omp_get_thread_num())].data(), b, e);
+#else
+        fold_range<F, T>(a, partial[0].data(), b, e);
+#endif
+      }, 1);
+      for (const auto& p : partial)
+        for (size_t i = 0; i < states.size(); ++i) states[i] = F::combine(states[i], p[i]);
+    } else {
+      fold_range<F, T>(a, states.data(), 0, rows);
+    }
+  }
+  LOCUS_DISPATCH_ALL(a.out_dtype, {
+    auto* out = reinterpret_cast<scalar_t*>(a.out);
+    for (int64_t i = 0; i < a.out_numel; ++i) {
+      const auto v = F::finish(states[static_cast<size_t>(i)], a.params);
+      if constexpr (std::is_same_v<scalar_t, bool>) out[i] = v != decltype(v)(0);
+      else out[i] = static_cast<scalar_t>(v);
+    }
+  });
+}
+
+// The fold of `F` for the input dtypes its rule lets reach a kernel (reduce_kernel_takes), so
+// the others are never instantiated; sum and mean run their tuned loops.
+template <class F, ops::ReduceRule kRule>
+void fold(const ops::ReduceArgs& a) {
+  if constexpr (std::is_same_v<F, ops::fn::Sum> || std::is_same_v<F, ops::fn::Mean>) {
+    LOCUS_DISPATCH_ALL(a.in_dtype, sum_typed<scalar_t>(a));
+  } else {
+    LOCUS_DISPATCH_ALL(a.in_dtype, {
+      if constexpr (ops::reduce_kernel_takes(kRule, dtype_of<scalar_t>())) fold_typed<F, scalar_t>(a);
+      else throw ValueError(detail::error_prefix(ops::op_name(a.op)) + "no kernel for dtype " + std::string(dtype_name(a.in_dtype)));
+    });
+  }
+}
+
 template <class C>
 bool better(ops::OpId op, C v, C best) {
   if constexpr (std::is_floating_point_v<C>) {
@@ -188,10 +279,12 @@ void extreme_typed(const ops::ReduceArgs& a) {
 }  // namespace
 
 void reduce_kernel(const ops::ReduceArgs& args) {
-  if (args.op == ops::OpId::Sum || args.op == ops::OpId::Mean) {
-    LOCUS_DISPATCH_ALL(args.in_dtype, sum_typed<scalar_t>(args));
-  } else {
-    LOCUS_DISPATCH_ALL(args.in_dtype, extreme_typed<scalar_t>(args));
+  switch (args.op) {
+#define LOCUS_FOLD_CASE(id, name, rule, ...) \
+  case ops::OpId::id: fold<ops::fn::id, ops::ReduceRule::rule>(args); return;
+    LOCUS_REDUCE_OPS(LOCUS_FOLD_CASE)
+#undef LOCUS_FOLD_CASE
+    default: LOCUS_DISPATCH_ALL(args.in_dtype, extreme_typed<scalar_t>(args));
   }
 }
 

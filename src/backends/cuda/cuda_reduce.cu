@@ -1,4 +1,5 @@
-// Sum, mean, max, min and argmax on CUDA.
+// Sum, mean, the other reductions of the op table (folds of their functors), max, min and
+// argmax on CUDA.
 //
 // Note [CUDA reductions]
 // Each output is folded by a group of G threads: one thread when neighbouring outputs are
@@ -16,6 +17,7 @@
 #include "locus/errors.h"
 
 #include "src/backends/cuda/group_reduce.cuh"
+#include "src/ops/reduce_rules.h"
 
 namespace locus::cuda_backend {
 namespace {
@@ -188,6 +190,131 @@ cudaError_t sum_typed(const ops::ReduceArgs& a, void* workspace, int sm_count, c
   return cudaGetLastError();
 }
 
+// ---- the other reductions of the op table: folds of their functors --------------------------
+
+/// A fold's state as group_reduce moves it between threads (Note [Reduce functors]).
+template <class F, class A>
+struct Folded {
+  ops::fn::State<A> s;
+  __device__ Folded shuffled_down(int d) const { return {{shfl_down(s.a, d), shfl_down(s.b, d), shfl_down(s.n, d)}}; }
+  /// The state of an empty part: combine ignores it.
+  __device__ static Folded identity_like(const Folded&) { return {F::template init<A>()}; }
+};
+
+// The same plan and layout as sum_kernel, folding F instead of adding.
+template <class F, class T, int G>
+__global__ void __launch_bounds__(kThreads) fold_kernel(SumLayout l, Plan plan, const char* in, char* out, DType out_dt,
+                                                        ops::fn::ReduceParams params, ops::fn::State<acc_t<T>>* partial) {
+  using A = acc_t<T>;
+  using V = Folded<F, A>;
+  __shared__ V scratch[32];
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / G) + threadIdx.x / G;
+  const int lane = threadIdx.x % G;
+  const bool active = o < plan.outputs;
+  V v{ops::fn::start<F, A>(params)};
+  if (active) {
+    const char* base = in + offset_in(o, l.nkept, l.kept_shape, l.kept_stride);
+    const int64_t begin = blockIdx.y * plan.chunk;
+    const int64_t end = std::min(begin + plan.chunk, plan.reduce_numel);
+    for (int64_t r = begin + lane; r < end; r += G)
+      F::step(v.s, static_cast<A>(load(reinterpret_cast<const T*>(base + offset_in(r, l.nred, l.red_shape, l.red_stride)))));
+  }
+  v = group_reduce<G>(v, [](V a, V b) { return V{F::combine(a.s, b.s)}; }, scratch);
+  if (!active || lane != 0) return;
+  if (partial) {
+    partial[blockIdx.y * plan.outputs + o] = v.s;
+    return;
+  }
+  store_result(out, out_dt, o, F::finish(v.s, params));
+}
+
+// Folds the per-split partial states: one warp per output.
+template <class F, class A>
+__global__ void __launch_bounds__(kThreads) fold_finish_kernel(Plan plan, const ops::fn::State<A>* partial, char* out,
+                                                               DType out_dt, ops::fn::ReduceParams params) {
+  using V = Folded<F, A>;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (o >= plan.outputs) return;
+  V v{ops::fn::start<F, A>(params)};
+  for (int64_t s = lane; s < plan.splits; s += 32) v.s = F::combine(v.s, partial[s * plan.outputs + o]);
+  v = group_reduce<32>(v, [](V a, V b) { return V{F::combine(a.s, b.s)}; }, nullptr);
+  if (lane != 0) return;
+  store_result(out, out_dt, o, F::finish(v.s, params));
+}
+
+template <class F, class T>
+cudaError_t fold_typed(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
+  using A = acc_t<T>;
+  const SumLayout l = layout_of(a);
+  const Plan plan = make_plan(a.out_numel, a.reduce_numel, reduce_dim_is_fast(l), sm_count);
+  auto* partial = plan.splits > 1 ? static_cast<ops::fn::State<A>*>(workspace) : nullptr;
+  const dim3 grid = grid_of(plan);
+  switch (plan.group) {
+    case 1: fold_kernel<F, T, 1><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, a.params, partial); break;
+    case 32: fold_kernel<F, T, 32><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, a.params, partial); break;
+    default:
+      fold_kernel<F, T, kThreads><<<grid, kThreads, 0, stream>>>(l, plan, a.in, a.out, a.out_dtype, a.params, partial);
+      break;
+  }
+  if (partial) {
+    const auto blocks = static_cast<unsigned>((plan.outputs + kThreads / 32 - 1) / (kThreads / 32));
+    fold_finish_kernel<F, A><<<blocks, kThreads, 0, stream>>>(plan, partial, a.out, a.out_dtype, a.params);
+  }
+  return cudaGetLastError();
+}
+
+// An empty slice's result for every output: one thread per output, the functor's finish of its
+// starting state (1 for prod, -inf for logsumexp, NaN for var, ...).
+template <class F, class A>
+__global__ void fold_empty_kernel(int64_t outputs, char* out, DType out_dt, ops::fn::ReduceParams params) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o < outputs) store_result(out, out_dt, o, F::finish(ops::fn::start<F, A>(params), params));
+}
+
+/// The fold of `F` for the input dtypes its rule lets reach a kernel, so nvcc compiles no
+/// other instantiation.
+template <class F, ops::ReduceRule kRule>
+cudaError_t fold(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
+  cudaError_t err = cudaErrorInvalidValue;
+  if constexpr (std::is_same_v<F, ops::fn::Sum> || std::is_same_v<F, ops::fn::Mean>) {
+    return err;  // sum_typed runs these two
+  } else {
+    LOCUS_CUDA_DISPATCH(a.in_dtype, {
+      if constexpr (ops::reduce_kernel_takes(kRule, device_dtype<scalar_t>())) {
+        if (a.reduce_numel == 0) {
+          const auto blocks = static_cast<unsigned>((a.out_numel + kThreads - 1) / kThreads);
+          fold_empty_kernel<F, acc_t<scalar_t>><<<blocks, kThreads, 0, stream>>>(a.out_numel, a.out, a.out_dtype, a.params);
+          err = cudaGetLastError();
+        } else {
+          err = fold_typed<F, scalar_t>(a, workspace, sm_count, stream);
+        }
+      }
+    });
+    return err;
+  }
+}
+
+/// Bytes of partial states a fold of `a` needs.
+size_t fold_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
+  if (a.out_numel == 0 || a.reduce_numel == 0) return 0;
+  const Plan plan = sum_plan(a, sm_count);
+  size_t item = 0;
+  LOCUS_CUDA_DISPATCH(a.in_dtype, item = sizeof(ops::fn::State<acc_t<scalar_t>>));
+  return plan.splits > 1 ? static_cast<size_t>(plan.splits * plan.outputs) * item : 0;
+}
+
+/// True for the reductions of the op table that run as folds (all but sum and mean).
+bool is_fold(ops::OpId op) {
+  switch (op) {
+#define LOCUS_IS_FOLD(id, ...) case ops::OpId::id:
+    LOCUS_REDUCE_OPS(LOCUS_IS_FOLD)
+#undef LOCUS_IS_FOLD
+    return op != ops::OpId::Sum && op != ops::OpId::Mean;
+    default: return false;
+  }
+}
+
 // ---- max, min, argmax, argmin ---------------------------------------------------------------
 
 /// Max / min / argmax / argmin along the middle dim of a contiguous [outer, dim, inner] input,
@@ -313,6 +440,7 @@ size_t acc_size(DType dt) {
 }  // namespace
 
 size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
+  if (is_fold(a.op)) return fold_workspace_bytes(a, sm_count);
   if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
     if (a.out_numel == 0 || a.reduce_numel == 0) return 0;
     const Plan plan = sum_plan(a, sm_count);
@@ -329,6 +457,19 @@ size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
 
 cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
+  if (is_fold(a.op)) {
+    if (a.shape.size() > static_cast<size_t>(kMaxDims))
+      throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +
+                                std::to_string(kMaxDims) + " dims");
+    if (a.out_numel == 0) return cudaSuccess;
+    switch (a.op) {
+#define LOCUS_FOLD_CASE(id, name, rule, ...) \
+  case ops::OpId::id: return fold<ops::fn::id, ops::ReduceRule::rule>(a, workspace, sm_count, stream);
+      LOCUS_REDUCE_OPS(LOCUS_FOLD_CASE)
+#undef LOCUS_FOLD_CASE
+      default: return cudaErrorInvalidValue;
+    }
+  }
   if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
     if (a.shape.size() > static_cast<size_t>(kMaxDims))
       throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +

@@ -1,0 +1,80 @@
+#pragma once
+// The path of the structured ops: reductions, softmax, products, indexing, fill. See Note
+// [Structured op path].
+//
+// Note [Structured op path]
+// Elementwise ops run through call() (Note [Op path]). The structured ops differ in their
+// shapes and kernel arguments, not in the path, so each front end walks the same steps through
+// one StructuredCall, in this order:
+//   0. autocast, when a guard is on: ops::autocast(op, ...) with the op table's policy;
+//   1. the device rule over the named operands (StructuredCall's constructor);
+//   2. the op's dtype and shape rules (its own code, or the op table's rule for reductions);
+//   3. kernels(dtype): the device's kernels, or null, and then fall_back(...) runs the very same
+//      front end on CPU copies and brings the result back (also into out=);
+//   4. output(shape, dtype): out= checked (device, shape, castable dtype, grad mode) or a new
+//      tensor allocated for the thread's current stream;
+//   5. wait_for_inputs(), then the kernel with the op's argument struct;
+//   6. finish(result): an out= form gets the result (converted if its dtype differs); else, when
+//      needs_grad(), the op records its backward.
+// Reductions go one step further: their rules, functors and derivatives are columns of the op
+// table (LOCUS_REDUCE_OPS), so a new reduction is a table line, a functor, a declaration and a
+// test (src/ops/reduce_call.cpp). docs/design.md ("Adding an op") shows each kind.
+
+#include <initializer_list>
+
+#include "locus/tensor.h"
+#include "src/ops/dispatch.h"
+
+namespace locus::ops {
+
+/// One call of a structured op on its way down the path (Note [Structured op path]).
+class StructuredCall {
+ public:
+  static constexpr int kMaxInputs = 4;
+  /// Step 1: the device all `inputs` share (DeviceMismatchError naming the argument otherwise).
+  /// `out` is the tensor of an out= form (undefined otherwise); its device is checked in output().
+  StructuredCall(OpId op, std::initializer_list<Operand> inputs, Tensor out = Tensor());
+
+  OpId op() const noexcept { return op_; }
+  Device device() const noexcept { return device_; }
+  /// The argument struct's device index (0 for cpu).
+  int device_index() const noexcept { return device_.is_cpu() ? 0 : device_.index(); }
+  bool has_out() const noexcept { return out_.defined(); }
+
+  /// Step 3: the kernels of the device for `dtype`, or null when the fallback must run the op
+  /// (or NotImplementedError, as the fallback policy says).
+  const KernelTable* kernels(DType dtype) const { return kernels_for(op_, device_, dtype); }
+
+  /// Step 3's other branch: `same_op` (the front end itself) on CPU copies of `operands`, the
+  /// result brought back to the device, or copied into out= when there is one.
+  template <class SameOp, class... Operands>
+  auto fall_back(SameOp&& same_op, const Operands&... operands) const {
+    auto result = run_on_cpu(device_, std::forward<SameOp>(same_op), operands...);
+    if constexpr (std::is_same_v<decltype(result), Tensor>) return finish(std::move(result));
+    else return result;
+  }
+
+  /// Step 4: where the kernel writes a result of `shape` and `dtype`: out= itself when its
+  /// dtype is `dtype` (after checking its device, shape, dtype and grad mode), else a new tensor.
+  Tensor output(const Shape& shape, DType dtype) const;
+
+  /// Step 5: waits for pending device work on the inputs before a host-side kernel reads them.
+  void wait_for_inputs() const;
+
+  /// Step 6: true when the result must be recorded (grad mode on, an input requires grad, and
+  /// not an out= form, which output() refused for inputs that require grad).
+  bool needs_grad() const;
+
+  /// Step 6: the value the public function returns: out= (holding `result`) for an out= form,
+  /// else `result`.
+  Tensor finish(Tensor result) const;
+
+ private:
+  OpId op_;
+  Device device_;
+  const Tensor* inputs_[kMaxInputs] = {};
+  int ninputs_ = 0;
+  Tensor out_;
+};
+
+}  // namespace locus::ops
