@@ -109,6 +109,30 @@ Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor count_nonzero(const Tensor& x, const Shape& dims = {});
 Tensor count_nonzero(const Tensor& x, int64_t dim);
 
+// ---- sorting, selection and scans -------------------------------------------------------
+/// Sorts along `dim` (the last by default): {values, indices}, `auto [v, i] = sort(x, 1);`. Always
+/// stable (equal elements keep their order); NaN ranks above every number, as PyTorch.
+ValuesIndices sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+/// LibTorch's spelling with `stable` first; Locus's sort is stable either way.
+ValuesIndices sort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+/// The positions that sort `x` along `dim` (stable).
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+/// The k largest (smallest with largest = false) elements along `dim` and their positions,
+/// in order; ties resolve to the earlier position, so the result is the stable sort's first k.
+/// IndexError for k outside [0, size].
+ValuesIndices topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+/// The k-th smallest element along `dim` (k counts from 1) and its position.
+ValuesIndices kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdim = false);
+/// The lower median of all elements (NaN if any is NaN, as PyTorch); IndexError when empty.
+Tensor median(const Tensor& x);
+/// The lower median along `dim` and its position (a row with NaN gives its first NaN).
+ValuesIndices median(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Running sum along `dim`; integers and bool accumulate in int64 (as PyTorch), or `dtype`.
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+/// Running product along `dim`, as cumsum; its gradient is exact where elements are zero.
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+
 /// Numerically stable softmax along `dim` (integer inputs give float32).
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);

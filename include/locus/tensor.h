@@ -332,6 +332,15 @@ class Tensor {
   Tensor all() const;
   Tensor all(int64_t dim, bool keepdim = false) const;
   Tensor count_nonzero(const Shape& dims = {}) const;
+  /// Sorting, selection and scans of ops.h as methods: `auto [v, i] = x.sort(1, true);`.
+  ValuesIndices sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  ValuesIndices kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  Tensor median() const;
+  ValuesIndices median(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor max() const;
   Tensor min() const;
   /// Largest values along `dim` and their (first) positions.

@@ -26,6 +26,11 @@ void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out);
 /// is shared evenly among the elements equal to the result (as PyTorch).
 void record_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
                     const Tensor& indices);
+/// sort, topk, kthvalue, median: `values` are the elements of x at `indices` along `dim`, so
+/// the gradient goes back to those positions (`whole`: the indices are a full permutation).
+void record_selection(const Tensor& x, int64_t dim, bool whole, const Tensor& values, const Tensor& indices);
+/// cumsum or cumprod of x along `dim` (cumprod's gradient exact where elements are zero).
+void record_scan(bool prod, const Tensor& x, int64_t dim, const Tensor& out);
 /// Batched product of a [..., m, k] and b [..., k, n] (batch dims broadcast).
 void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out);
 /// A move to another device or dtype: the gradient goes back to where x lived, as x's dtype.

@@ -34,6 +34,8 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::Pow:
     case OpId::Softmax:
     case OpId::LogSoftmax:
+    case OpId::Cumsum:
+    case OpId::Cumprod:
     case OpId::CrossEntropy:
     case OpId::NllLoss:
     case OpId::MseLoss:

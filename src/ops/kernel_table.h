@@ -150,6 +150,33 @@ struct SoftmaxArgs {
   int64_t outer = 0, dim = 0, inner = 0;
 };
 
+/// Sorting along the last dim of a contiguous [rows, n] input: the first `k` of each row's
+/// elements in order (ascending, or descending) with their int64 positions in the row. The
+/// order is total and stable: NaN ranks above every number (as PyTorch), equal elements keep
+/// their positions' order, so a k < n result is the first k of the full sort (Sort with k = n,
+/// Topk with k < n).
+struct SortArgs {
+  OpId op;         ///< Sort or Topk
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype;
+  const char* in = nullptr;
+  char* values = nullptr;        ///< [rows, k] of `dtype`
+  int64_t* indices = nullptr;    ///< [rows, k]
+  int64_t rows = 0, n = 0, k = 0;
+  bool descending = false;
+};
+
+/// Inclusive scan (cumsum, cumprod) along the last dim of a contiguous [rows, n] input into a
+/// contiguous output of the same dtype (the front end converts integers to int64 first).
+struct ScanArgs {
+  OpId op;         ///< Cumsum or Cumprod
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype;
+  const char* in = nullptr;
+  char* out = nullptr;
+  int64_t rows = 0, n = 0;
+};
+
 /// out = input gathered along `dim` by int64 indices (both index_select and gather). The input
 /// and output are contiguous; for index_select `index` has `out_dim` entries, for gather it is
 /// a contiguous tensor of the output's shape.
@@ -229,6 +256,8 @@ struct KernelTable {
   void (*reduce)(const ReduceArgs&) = nullptr;      ///< sum, mean, max, min, argmax, argmin
   void (*softmax)(const SoftmaxArgs&) = nullptr;    ///< softmax, log_softmax
   void (*matmul)(const MatmulArgs&) = nullptr;
+  void (*sort)(const SortArgs&) = nullptr;          ///< sort, topk
+  void (*scan)(const ScanArgs&) = nullptr;          ///< cumsum, cumprod
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
   void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
@@ -252,6 +281,8 @@ struct KernelTable {
       case OpFamily::Reduce: return reduce != nullptr;
       case OpFamily::Softmax: return softmax != nullptr;
       case OpFamily::Matmul: return matmul != nullptr;
+      case OpFamily::Sort: return sort != nullptr;
+      case OpFamily::Scan: return scan != nullptr;
       case OpFamily::Index: return index != nullptr;
       case OpFamily::Random: return random != nullptr;
       case OpFamily::Unscale: return unscale != nullptr;

@@ -23,7 +23,9 @@ enum class OpId : uint8_t {
 inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
 /// The kernel family an op's kernel belongs to.
-enum class OpFamily : uint8_t { Unary, Binary, Elementwise, Reduce, Softmax, Matmul, Index, Random, Unscale, Composite };
+enum class OpFamily : uint8_t {
+  Unary, Binary, Elementwise, Reduce, Softmax, Matmul, Sort, Scan, Index, Random, Unscale, Composite
+};
 
 /// The public name ("add"; "div" for every rounding mode of div).
 std::string_view op_name(OpId op) noexcept;

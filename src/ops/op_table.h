@@ -127,6 +127,10 @@
   X(LogSoftmax,   "log_softmax",   Softmax)         \
   X(Matmul,       "matmul",        Matmul)          \
   X(Linear,       "linear",        Composite)       \
+  X(Sort,         "sort",          Sort)            \
+  X(Topk,         "topk",          Sort)            \
+  X(Cumsum,       "cumsum",        Scan)            \
+  X(Cumprod,      "cumprod",       Scan)            \
   X(IndexSelect,  "index_select",  Index)           \
   X(Gather,       "gather",        Index)           \
   X(Rand,         "rand",          Random)          \

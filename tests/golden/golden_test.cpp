@@ -273,6 +273,7 @@ TEST(GoldenFiles, KnownEntriesAndOpsExist) {
   for (const Known& k : kFindings) entries.push_back(&k);
   for (const Known& k : kUndefinedInLocus) entries.push_back(&k);
   std::set<const Known*> matched;
+  ASSERT_FALSE(family_names().empty()) << "no golden files found (set LOCUS_GOLDEN_DIR to tests/golden if the source tree moved)";
   for (const std::string& name : family_names()) {
     const std::vector<Case>* cases = nullptr;
     try {

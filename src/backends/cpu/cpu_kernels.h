@@ -11,6 +11,8 @@ void copy_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scal
 void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scalars);
 void reduce_kernel(const ops::ReduceArgs& args);
 void softmax_kernel(const ops::SoftmaxArgs& args);
+void sort_kernel(const ops::SortArgs& args);
+void scan_kernel(const ops::ScanArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);
 /// A product with Linear's bias and activation (cpu_matmul.cpp).
 void linear_kernel(const ops::MatmulArgs& args);

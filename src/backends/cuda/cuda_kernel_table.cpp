@@ -71,6 +71,18 @@ void softmax(const ops::SoftmaxArgs& a) {
   check_op(launch_softmax(a, l.stream), a.log ? ops::OpId::LogSoftmax : ops::OpId::Softmax);
 }
 
+void sort(const ops::SortArgs& a) {
+  Launch l(a.device);
+  const size_t bytes = sort_workspace_bytes(a);
+  detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
+  check_op(launch_sort(a, work.get(), l.stream), a.op);
+}
+
+void scan(const ops::ScanArgs& a) {
+  Launch l(a.device);
+  check_op(launch_scan(a, l.stream), a.op);
+}
+
 // The indices were checked by the front end on the device (Note [Deferred checks]); the kernel
 // reads element 0 for an index out of range, so nothing outside `in` is read meanwhile.
 void index(const ops::IndexArgs& a) {
@@ -107,6 +119,8 @@ const ops::KernelTable& kernel_table() noexcept {
     t.elementwise[static_cast<int>(ops::OpId::Fill)] = &fill;
     t.reduce = &reduce;
     t.softmax = &softmax;
+    t.sort = &sort;
+    t.scan = &scan;
     t.matmul = &matmul;
     t.index = &index;
     t.random = &random;

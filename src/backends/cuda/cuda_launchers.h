@@ -26,6 +26,12 @@ size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count);
 /// Sum, mean, max, min, argmax, argmin.
 cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream);
 cudaError_t launch_softmax(const ops::SoftmaxArgs& a, cudaStream_t stream);
+/// Bytes of scratch launch_sort needs for `a` (Note [CUDA sort] in cuda_sort.cu).
+size_t sort_workspace_bytes(const ops::SortArgs& a);
+/// Sort and top-k along the rows of `a`.
+cudaError_t launch_sort(const ops::SortArgs& a, void* workspace, cudaStream_t stream);
+/// Cumsum and cumprod along the rows of `a`.
+cudaError_t launch_scan(const ops::ScanArgs& a, cudaStream_t stream);
 cudaError_t launch_index(const ops::IndexArgs& a, cudaStream_t stream);
 cudaError_t launch_random(const ops::RandomArgs& a, cudaStream_t stream);
 /// GradScaler's unscale and inf/NaN check over every tensor of `a` (cuda_unscale.cu).
