@@ -1,6 +1,7 @@
 // Front ends of the products on KernelTable::matmul: matmul, mm, bmm, addmm, baddbmm (mv, dot,
 // outer and einsum are built on these in product_ops.cpp and einsum.cpp).
 
+#include <algorithm>
 #include <sstream>
 
 #include "locus/autograd.h"
@@ -219,6 +220,14 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
     return ops::autocast(OpId::Matmul,
                          [&](const Tensor& s, const Tensor& x, const Tensor& y) { return baddbmm(s, x, y, beta, alpha); },
                          self, batch1, batch2);
+  // PyTorch sizes the result from batch1's dims 0 and 1 and batch2's dim 2 before its 3-D
+  // checks, so a missing one of those is its IndexError.
+  for (const auto& [t, d] : {std::pair{&batch1, 0}, std::pair{&batch1, 1}, std::pair{&batch2, 2}})
+    if (d >= t->dim()) {
+      const int64_t n = std::max<int64_t>(t->dim(), 1);
+      throw IndexError(ops::op_prefix(OpId::Matmul) + "Dimension out of range (expected to be in range of [" +
+                       std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
+    }
   check_bmm_shapes(batch1, batch2);
   return batched_product(batch1, batch2, Tensor(), Scaling{self, beta, alpha});
 }

@@ -101,8 +101,9 @@ TEST_P(Products, VectorProducts) {
   const Tensor d = dot(v, v);
   EXPECT_EQ(d.dim(), 0);
   expect_close(d, {14});
-  expect_close(outer(v, tensor({1.0, -1.0}).to(dev())), {1, -1, 2, -2, 3, -3});
-  EXPECT_EQ(outer(v, tensor({1.0, -1.0}).to(dev())).dtype(), kFloat64);  // promotes, as a multiply
+  const Tensor w = tensor({1.0, -1.0}, TensorOptions().dtype(kFloat64)).to(dev());
+  expect_close(outer(v, w), {1, -1, 2, -2, 3, -3});
+  EXPECT_EQ(outer(v, w).dtype(), kFloat64);  // promotes, as a multiply
   expect_close(v.ger(v).sum(), {36});
   EXPECT_THROW(dot(v, ones({4}).to(dev())), ShapeError);
   EXPECT_THROW(dot(v, ones({3}, TensorOptions().dtype(kFloat64)).to(dev())), DTypeError);
