@@ -150,33 +150,36 @@ TEST_P(Random, BernoulliRates) {
   EXPECT_EQ(bernoulli(ones({4}).to(dev()), 0.0).sum().item<float>(), 0.f);
 }
 
+// Every random op once, from seed 99, on `device`.
+std::vector<double> draw_all(Device device) {
+  const TensorOptions o = TensorOptions().device(device);
+  manual_seed(99);
+  Tensor a = empty({64}, o);
+  a.normal_(0.0, 1.0);
+  Tensor b = empty({64}, o.dtype(kFloat64));
+  b.uniform_(-1.0, 1.0);
+  Tensor c = zeros({40}, o.dtype(kInt32));
+  c.bernoulli_(0.25);
+  std::vector<double> all;
+  for (const Tensor& t : {a, b, c, randperm(50, o), multinomial(tensor({0.2, 0.5, 0.3}).to(device), 20, true),
+                          multinomial(tensor({0.2, 0.5, 0.3, 0.1, 0.0}).reshape({1, 5}).to(device), 4),
+                          bernoulli(full({30}, 0.5).to(device)), normal(1.0, 2.0, {16}, o),
+                          normal(zeros({8}, o), ones({8}, o))}) {
+    const auto v = values(t);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
 TEST_P(Random, SameSeedSameValues) {
-  auto draw = [&] {
-    manual_seed(99);
-    Tensor a = empty({64}, TensorOptions().device(dev()));
-    a.normal_(0.0, 1.0);
-    Tensor b = empty({64}, TensorOptions().device(dev()));
-    b.uniform_(0.0, 1.0);
-    std::vector<double> all = values(a);
-    for (const Tensor& t : {b, randperm(50, TensorOptions().device(dev())),
-                            multinomial(tensor({0.2, 0.5, 0.3}).to(dev()), 20, true),
-                            multinomial(tensor({0.2, 0.5, 0.3, 0.1}).to(dev()), 3), bernoulli(full({30}, 0.5).to(dev()))}) {
-      const auto v = values(t);
-      all.insert(all.end(), v.begin(), v.end());
-    }
-    return all;
-  };
-  const auto first = draw();
-  EXPECT_EQ(first, draw());
+  const auto first = draw_all(dev());
+  EXPECT_EQ(first, draw_all(dev()));
   // The other device of the suite draws the very same numbers (counter-based Philox streams).
-  const Device other = dev().is_cpu() ? Device("sim:0") : Device("cpu");
-  auto on_other = [&] {
-    manual_seed(99);
-    Tensor a = empty({64}, TensorOptions().device(other));
-    a.normal_(0.0, 1.0);
-    return values(a);
-  };
-  EXPECT_EQ(std::vector<double>(first.begin(), first.begin() + 64), on_other());
+  EXPECT_EQ(first, draw_all(dev().is_cpu() ? Device("sim:0") : Device("cpu")));
+  // The generator moved on: the next draws differ.
+  Tensor next = empty({64}, TensorOptions().device(dev()));
+  next.normal_();
+  EXPECT_NE(values(next), std::vector<double>(first.begin(), first.begin() + 64));
 }
 
 TEST_P(Random, ErrorsAsPyTorch) {
