@@ -231,6 +231,12 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors) {
   Equation e = parse(equation, tensors);
   const size_t n = tensors.size();
 
+  // The implicit output keeps the labels written once (a repeat within an operand counts).
+  int written[kLabels] = {};
+  for (const auto& in : e.inputs)
+    for (int l : in)
+      if (l != kEllipsis) ++written[l];
+
   // Step 2: diagonals, then every operand's labels; the ellipsis covers the most dims any has.
   std::vector<Tensor> operands(n);
   int64_t ell_dims = 0;
@@ -239,17 +245,6 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors) {
     const auto& labels = e.inputs[k];
     if (std::find(labels.begin(), labels.end(), kEllipsis) != labels.end())
       ell_dims = std::max<int64_t>(ell_dims, operands[k].dim() - static_cast<int64_t>(labels.size() - 1));
-  }
-  int count[kLabels] = {};
-  for (const auto& in : e.inputs)
-    for (int l : in)
-      if (l != kEllipsis) ++count[l];
-  // Diagonals merged repeats; the implicit output needs the counts of the equation as written.
-  int written[kLabels] = {};
-  {
-    const size_t arrow = equation.find("->");
-    for (size_t i = 0; i < std::min(arrow, equation.size()); ++i)
-      if (is_label(equation[i])) ++written[label_index(equation[i])];
   }
   std::vector<int> output;
   if (e.output) {
@@ -274,11 +269,10 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors) {
   for (int64_t j = 0; j < ell_dims; ++j)
     if (ell_dim[static_cast<size_t>(j)] < 0) ell_dim[static_cast<size_t>(j)] = T++;
   for (int l = 0; l < kLabels; ++l)
-    if (count[l] && label_dim[l] < 0) label_dim[l] = static_cast<int>(T++);
+    if (written[l] && label_dim[l] < 0) label_dim[l] = static_cast<int>(T++);
 
-  // Align every operand to the T dims; check sizes; note the last operand having each dim.
+  // Align every operand to the T dims; check sizes; note which operands have each dim.
   Shape size(static_cast<size_t>(T), 1);
-  std::vector<int> size_from(static_cast<size_t>(T), -1), last(static_cast<size_t>(T), -1);
   std::vector<std::vector<bool>> has(n, std::vector<bool>(static_cast<size_t>(T), false));
   for (size_t k = 0; k < n; ++k) {
     const Tensor& t = operands[k];
@@ -296,7 +290,6 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors) {
       const size_t g = static_cast<size_t>(target[d]);
       const int64_t s = t.size(static_cast<int64_t>(d));
       has[k][g] = true;
-      last[g] = static_cast<int>(k);
       if (s == 1) continue;
       if (size[g] != 1 && size[g] != s) {
         int label = -1;
