@@ -57,6 +57,7 @@ Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallb
 // Writes op's values into `t` (any layout) from the generator: element i in t's logical order
 // takes counter offset + i, so a seed gives the same tensor on every device and layout.
 void fill_random(const Tensor& t, OpId op, double low, double high) {
+  if (t.numel() == 0) return;  // no counters taken (and an empty tensor may not count as contiguous)
   const ops::KernelTable* k = t.is_contiguous() ? ops::kernels_for(op, t.device(), t.dtype()) : nullptr;
   if (!k) {
     NoGradGuard filling;  // a factory's own writes are not part of any graph

@@ -67,6 +67,12 @@ TEST_P(Random, UniformStaysInBounds) {
   Tensor view = base.t();
   view.uniform_(1.0, 2.0);
   for (double e : values(base)) EXPECT_TRUE(e >= 1.0 && e <= 2.0);
+  // Empty tensors draw nothing and take no counters.
+  const RngState before = get_rng_state();
+  Tensor empty_one = empty({4, 0}, TensorOptions().device(dev()));
+  empty_one.uniform_(0.0, 1.0).normal_(0.0, 1.0);
+  EXPECT_EQ(randn({4, 0}, TensorOptions().device(dev())).numel(), 0);
+  EXPECT_EQ(get_rng_state().offset, before.offset);
 }
 
 TEST_P(Random, RandpermPositionsAreUniform) {
