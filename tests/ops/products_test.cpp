@@ -179,6 +179,34 @@ TEST_P(Products, EinsumErrorsAsPyTorch) {
   }
 }
 
+// A sim device without the product kernel: addmm and einsum run on the CPU through the
+// fallback policy, with the same values and gradients.
+TEST(ProductsFallback, ScaledProductOnADeviceLackingMatmul) {
+  const sim::Config cfg = sim::config();
+  sim::Config lacking = cfg;
+  lacking.unsupported_ops = {"matmul"};
+  sim::configure(lacking);
+  const CpuFallback policy = cpu_fallback();
+  {
+    const Device sim0("sim:0");
+    const TensorOptions o = TensorOptions().dtype(kFloat64);
+    manual_seed(16);
+    const Tensor s = randn({3}, o), a = randn({2, 4}, o), b = randn({4, 3}, o);
+    set_cpu_fallback(CpuFallback::Error);
+    EXPECT_THROW(addmm(s.to(sim0), a.to(sim0), b.to(sim0)), NotImplementedError);
+    set_cpu_fallback(CpuFallback::Silent);
+    const Tensor ss = s.to(sim0).requires_grad_(), as = a.to(sim0).requires_grad_();
+    const Tensor c = addmm(ss, as, b.to(sim0), 0.5, 2.0);
+    EXPECT_EQ(c.device(), sim0);
+    expect_close(c, values(addmm(s, a, b, 0.5, 2.0)), 1e-12, 1e-12);
+    c.sum().backward();
+    expect_close(ss.grad(), {1, 1, 1}, 1e-12, 1e-12);
+    expect_close(einsum("ij,jk->ik", {a.to(sim0), b.to(sim0)}), values(mm(a, b)), 1e-12, 1e-12);
+  }
+  set_cpu_fallback(policy);
+  sim::configure(cfg);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, Products, ::testing::ValuesIn(testing::value_devices()), testing::device_test_name);
 
 }  // namespace
