@@ -21,6 +21,8 @@
 #include "locus/ops.h"
 #include "locus/optim.h"
 #include "locus/precision.h"
+#include "locus/products.h"
+#include "locus/random.h"
 #include "locus/scalar.h"
 #include "locus/serialize.h"
 #include "locus/shape.h"

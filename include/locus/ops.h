@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "locus/elementwise.h"
+#include "locus/products.h"
+#include "locus/random.h"
 #include "locus/scalar.h"
 #include "locus/tensor.h"
 

@@ -354,11 +354,34 @@ class Tensor {
   Tensor log_softmax(int64_t dim) const;
   Tensor matmul(const Tensor& o) const;
   Tensor mm(const Tensor& o) const;
+  /// Products of include/locus/products.h: `beta * *this + alpha * (mat1 @ mat2)` and friends.
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor dot(const Tensor& tensor) const;
+  Tensor outer(const Tensor& vec2) const;
+  Tensor ger(const Tensor& vec2) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   /// Sets every element to `value`; ValueError when the dtype cannot hold it (1e6 in float16).
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
+  /// Fills with uniform values in [from, to) (floating dtypes; `to` itself can appear after
+  /// rounding to a narrow dtype, as in PyTorch) from the generator (include/locus/random.h).
+  Tensor& uniform_(double from = 0, double to = 1);
+  /// Fills with normal values of the given mean and standard deviation (floating dtypes).
+  Tensor& normal_(double mean = 0, double std = 1);
+  /// Sets each element to 1 with probability p, else 0 (any dtype).
+  Tensor& bernoulli_(double p = 0.5);
+  /// Sets each element to 1 with probability p[i] (p broadcast to this tensor's shape).
+  Tensor& bernoulli_(const Tensor& p);
+  /// torch.bernoulli(self): samples with this tensor's values as probabilities.
+  Tensor bernoulli() const;
+  /// A tensor like this one of Bernoulli(p) samples.
+  Tensor bernoulli(double p) const;
+  /// torch.multinomial(self, num_samples, replacement).
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
 
   /// The implementation object; throws ValueError on an undefined tensor.
   detail::TensorImpl* impl() const {

@@ -52,13 +52,20 @@ Tensor make(const Shape& shape, const TensorOptions& o, DType fallback, std::str
   return t;
 }
 
-Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high) {
-  Tensor t = make(shape, o, fallback, ops::op_name(op));
-  const ops::KernelTable* k = ops::kernels_for(op, t.device(), t.dtype());
+Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high);
+
+// Writes op's values into `t` (any layout) from the generator: element i in t's logical order
+// takes counter offset + i, so a seed gives the same tensor on every device and layout.
+void fill_random(const Tensor& t, OpId op, double low, double high) {
+  if (t.numel() == 0) return;  // no counters taken (and an empty tensor may not count as contiguous)
+  const ops::KernelTable* k = t.is_contiguous() ? ops::kernels_for(op, t.device(), t.dtype()) : nullptr;
   if (!k) {
     NoGradGuard filling;  // a factory's own writes are not part of any graph
-    return t.copy_(generate(op, shape, TensorOptions().dtype(t.dtype()), fallback, low, high));
+    Tensor host = generate(op, t.shape(), TensorOptions().dtype(t.dtype()), t.dtype(), low, high);
+    Tensor(t).copy_(host);
+    return;
   }
+  ops::wait_for_host(t);
   ops::RandomArgs a;
   a.op = op;
   a.device = t.device().is_cpu() ? 0 : t.device().index();
@@ -69,6 +76,11 @@ Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallb
   a.high = high;
   if (op != OpId::Arange) std::tie(a.seed, a.offset) = generator().take(static_cast<uint64_t>(t.numel()));
   if (a.numel) k->random(a);
+}
+
+Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallback, double low, double high) {
+  Tensor t = make(shape, o, fallback, ops::op_name(op));
+  fill_random(t, op, low, high);
   return t;
 }
 
@@ -304,6 +316,38 @@ void set_rng_state(const RngState& state) {
   std::lock_guard lock(g.mutex);
   g.seed = state.seed;
   g.offset = state.offset;
+}
+
+// uniform_ and normal_: the rand and randn streams, scaled in the kernel (RandomArgs).
+Tensor& Tensor::uniform_(double from, double to) {
+  const detail::PublicOpScope scope("uniform_");
+  autograd::check_not_recording_into(*this, "uniform_");
+  if (!is_floating_point())
+    throw DTypeError(detail::error_prefix("uniform_") + "\"check_uniform_bounds\" not implemented for '" +
+                     std::string(dtype_name(dtype())) + "'");
+  if (!(from <= to)) {
+    std::ostringstream os;
+    os << detail::error_prefix("uniform_") << "uniform_ expects to return a [from, to) range, but found from=" << from
+       << " > to=" << to;
+    throw ValueError(os.str());
+  }
+  fill_random(*this, OpId::Rand, from, to);
+  return *this;
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  const detail::PublicOpScope scope("normal_");
+  autograd::check_not_recording_into(*this, "normal_");
+  if (!is_floating_point())
+    throw DTypeError(detail::error_prefix("normal_") + "\"normal_kernel_cpu\" not implemented for '" +
+                     std::string(dtype_name(dtype())) + "'");
+  if (!(std >= 0)) {
+    std::ostringstream os;
+    os << detail::error_prefix("normal_") << "normal expects std >= 0.0, but found std " << std;
+    throw ValueError(os.str());
+  }
+  fill_random(*this, OpId::Randn, mean, std);
+  return *this;
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {

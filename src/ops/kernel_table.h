@@ -53,8 +53,9 @@ enum class Epilogue : uint8_t {
   Gelu,  ///< C = gelu(A @ B (+ bias)), the exact (erf) form
 };
 
-/// Batched matrix product C[b] = A[b] @ B[b] with element strides; C is contiguous. Only
-/// KernelTable::linear reads `bias` and `epilogue`; KernelTable::matmul ignores them.
+/// Batched matrix product C[b] = alpha * A[b] @ B[b] + beta * C[b] with element strides; C is
+/// contiguous. Only KernelTable::linear reads `bias` and `epilogue`; KernelTable::matmul ignores
+/// them. See Note [Product scaling] for alpha and beta.
 struct MatmulArgs {
   int device = 0;  ///< index of the device the operands live on
   DType dtype;
@@ -64,6 +65,14 @@ struct MatmulArgs {
   char* c = nullptr;       int64_t c_batch_stride = 0;  ///< C rows are n elements apart
   const char* bias = nullptr;  ///< n contiguous elements added to every row of C, or null
   Epilogue epilogue = Epilogue::None;
+  // Note [Product scaling]
+  // addmm / baddbmm scale the product and add a scaled C in the BLAS call itself (one pass, as
+  // PyTorch does). With beta == 0 the kernel writes C without reading it, so NaN or garbage in
+  // C never reaches the result (BLAS's rule, which PyTorch documents for addmm). The floating
+  // dtypes honour both; the integer kernels require alpha == 1 and beta == 0 (front ends
+  // compose the scaling for integer dtypes), and KernelTable::linear requires the defaults.
+  double alpha = 1;  ///< scale of the product
+  double beta = 0;   ///< scale of C's previous contents; 0: C is not read
 };
 
 /// The gradient half of Linear's backward that is not a product, in one pass over the output
@@ -199,7 +208,10 @@ struct RandomArgs {
   char* out = nullptr;
   int64_t numel = 0;
   uint64_t seed = 0, offset = 0;
-  double low = 0, high = 1;  ///< randint bounds, or arange start/step
+  /// randint bounds, arange start/step, rand's range [low, high) (uniform_: low + (high - low) u)
+  /// or randn's mean and standard deviation (normal_: low + high z); rand and randn are exact
+  /// with the defaults 0 and 1.
+  double low = 0, high = 1;
 };
 
 /// Gradients of one dtype on one device multiplied in place by `inv_scale`, with any inf or NaN

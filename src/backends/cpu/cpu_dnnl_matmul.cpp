@@ -128,7 +128,10 @@ const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& 
 }  // namespace
 
 bool dnnl_matmul(const ops::MatmulArgs& args) {
+  // A scaled product (addmm's alpha and beta, Note [Product scaling]) goes to BLAS, which takes
+  // both in its call; these primitives have neither.
   if (args.k == 0 || (args.dtype != DType::Float32 && args.dtype != DType::BFloat16)) return false;
+  if (args.alpha != 1 || args.beta != 0) return false;
   const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
   const std::optional<Product>& p = product_for(t, g, threads_now());

@@ -7,7 +7,8 @@ namespace locus::cpu {
 
 /// Runs `args` (float32 or bfloat16, with its bias and epilogue) with oneDNN's matmul and
 /// returns true, or returns false when this build has no oneDNN, the dtype is another, or
-/// oneDNN has no fast kernel for this CPU and layout (the caller then uses OpenBLAS, widening
+/// oneDNN has no fast kernel for this CPU and layout, or the product is scaled (alpha != 1 or
+/// beta != 0) (the caller then uses OpenBLAS, widening
 /// bfloat16 to float32).
 bool dnnl_matmul(const ops::MatmulArgs& args);
 

@@ -38,36 +38,40 @@ BlasOperand<T> blas_operand(const T* p, int64_t rows, int64_t cols, int64_t rs, 
   return op;
 }
 
-// C = A B + beta C.
+// C = alpha A B + beta C (BLAS does not read C when beta is 0).
 template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, const BlasOperand<T>& a, const BlasOperand<T>& b, T beta, T* c) {
+void gemm(int64_t m, int64_t n, int64_t k, const BlasOperand<T>& a, const BlasOperand<T>& b, T alpha, T beta, T* c) {
   threads_now();  // OpenBLAS sizes its team from this thread's OpenMP setting (Note [Thread budget])
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, a.trans, b.trans, m, n, k, 1.f, a.ptr, a.ld, b.ptr, b.ld, beta, c, std::max<int64_t>(n, 1));
+    cblas_sgemm(CblasRowMajor, a.trans, b.trans, m, n, k, alpha, a.ptr, a.ld, b.ptr, b.ld, beta, c, std::max<int64_t>(n, 1));
   else
-    cblas_dgemm(CblasRowMajor, a.trans, b.trans, m, n, k, 1.0, a.ptr, a.ld, b.ptr, b.ld, beta, c, std::max<int64_t>(n, 1));
+    cblas_dgemm(CblasRowMajor, a.trans, b.trans, m, n, k, alpha, a.ptr, a.ld, b.ptr, b.ld, beta, c, std::max<int64_t>(n, 1));
 }
 
-// C = A B, plus the bias in every row when g.bias is set (C starts as the bias, beta = 1: one
-// write of C instead of a second pass).
+// C = alpha A B + beta C (Note [Product scaling]), or A B plus the bias in every row when
+// g.bias is set (C starts as the bias, beta = 1: one write of C instead of a second pass).
 template <class T>
 void blas_matmul(const ops::MatmulArgs& g) {
   const T* bias = reinterpret_cast<const T*>(g.bias);
+  const T alpha = static_cast<T>(g.alpha), beta = bias ? T(1) : static_cast<T>(g.beta);
   for (int64_t bi = 0; bi < g.batch; ++bi) {
     const T* a = reinterpret_cast<const T*>(g.a) + bi * g.a_batch_stride;
     const T* b = reinterpret_cast<const T*>(g.b) + bi * g.b_batch_stride;
     T* c = reinterpret_cast<T*>(g.c) + bi * g.c_batch_stride;
-    if (bias)
+    if (bias) {
       for (int64_t r = 0; r < g.m; ++r) std::copy(bias, bias + g.n, c + r * g.n);
-    else if (g.k == 0)
-      std::fill(c, c + g.m * g.n, T(0));
+    } else if (g.k == 0) {  // an empty sum: beta C, and never a read of C when beta is 0
+      if (beta == T(0)) std::fill(c, c + g.m * g.n, T(0));
+      else for (int64_t i = 0; i < g.m * g.n; ++i) c[i] *= beta;
+    }
     if (g.k == 0) continue;
     gemm<T>(g.m, g.n, g.k, blas_operand(a, g.m, g.k, g.a_row, g.a_col), blas_operand(b, g.k, g.n, g.b_row, g.b_col),
-            bias ? T(1) : T(0), c);
+            alpha, beta, c);
   }
 }
 
-// float16 / bfloat16: widen to float32, multiply with sgemm, round once on the way out.
+// float16 / bfloat16: widen to float32, multiply with sgemm (alpha and beta included, C widened
+// too when beta reads it), round once on the way out.
 template <class T>
 void widened_matmul(const ops::MatmulArgs& g) {
   std::vector<float> a(static_cast<size_t>(g.m * g.k)), b(static_cast<size_t>(g.k * g.n)), c(static_cast<size_t>(g.m * g.n));
@@ -84,8 +88,10 @@ void widened_matmul(const ops::MatmulArgs& g) {
     f.a = reinterpret_cast<const char*>(a.data()), f.a_row = g.k, f.a_col = 1;
     f.b = reinterpret_cast<const char*>(b.data()), f.b_row = g.n, f.b_col = 1;
     f.c = reinterpret_cast<char*>(c.data());
-    blas_matmul<float>(f);
     T* pc = reinterpret_cast<T*>(g.c) + bi * g.c_batch_stride;
+    if (g.beta != 0)
+      for (int64_t i = 0; i < g.m * g.n; ++i) c[i] = float(pc[i]);
+    blas_matmul<float>(f);
     for (int64_t i = 0; i < g.m * g.n; ++i) pc[i] = T(c[i]);
   }
 }

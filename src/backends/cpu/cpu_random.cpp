@@ -1,4 +1,4 @@
-// rand, randn, randint and arange fills.
+// rand, randn, randint and arange fills (rand and randn scaled for uniform_ and normal_).
 
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/dispatch.h"
@@ -20,7 +20,9 @@ void generate_typed(const ops::RandomArgs& a) {
   const bool parallel = a.numel * 16 >= kParallelBytes;
   parallel_for(a.numel, parallel, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const double v = runtime::random_value(a.op, kMantissaBits<T>, a.seed, a.offset, i, a.low, a.high);
+      double v = runtime::random_value(a.op, kMantissaBits<T>, a.seed, a.offset, i, a.low, a.high);
+      if (a.op == ops::OpId::Rand) v = a.low + (a.high - a.low) * v;  // uniform_'s range (RandomArgs)
+      else if (a.op == ops::OpId::Randn) v = a.low + a.high * v;      // normal_'s mean and std
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         out[i] = static_cast<T>(v);
       } else {

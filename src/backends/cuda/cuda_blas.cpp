@@ -146,17 +146,17 @@ void matmul(const ops::MatmulArgs& g) {
   cudaStream_t stream = current_native_stream(g.device);
   if (!is_floating_point(g.dtype)) return int_matmul(g, stream);
   const auto item = static_cast<int64_t>(itemsize(g.dtype));
-  if (g.k == 0) {  // an empty sum: zeros (all-zero bits are 0.0 in every float type)
+  if (g.k == 0 && g.beta == 0) {  // an empty sum: zeros (all-zero bits are 0.0 in every float type)
     check(cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.batch * g.m * g.n * item), stream), "matmul");
     return;
   }
   const bool batched = g.batch > 1;
-  BlasOperand first, second;  // B^T and A^T
+  BlasOperand first{}, second{};  // B^T and A^T
   detail::DataPtr b_copy, a_copy;
-  if (!as_operand(g.b, batched ? g.b_batch_stride : 0, g.b_row, g.b_col, g.k, g.n, first))
+  if (g.k > 0 && !as_operand(g.b, batched ? g.b_batch_stride : 0, g.b_row, g.b_col, g.k, g.n, first))
     first = make_contiguous(g, g.b, g.b_batch_stride ? g.batch : 1, g.b_batch_stride, g.b_row, g.b_col, g.k, g.n, b_copy,
                             stream);
-  if (!as_operand(g.a, batched ? g.a_batch_stride : 0, g.a_row, g.a_col, g.m, g.k, second))
+  if (g.k > 0 && !as_operand(g.a, batched ? g.a_batch_stride : 0, g.a_row, g.a_col, g.m, g.k, second))
     second = make_contiguous(g, g.a, g.a_batch_stride ? g.batch : 1, g.a_batch_stride, g.a_row, g.a_col, g.m, g.k, a_copy,
                              stream);
   cublasHandle_t handle = handle_for(g.device);
@@ -175,10 +175,18 @@ void matmul(const ops::MatmulArgs& g) {
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (g.dtype == DType::Float64) compute = CUBLAS_COMPUTE_64F;
   else if (g.dtype == DType::Float32 && cuda::allow_tf32()) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-  const float alpha_f = 1.f, beta_f = 0.f;
-  const double alpha_d = 1.0, beta_d = 0.0;
+  // Note [Product scaling]: addmm's alpha and beta ride in the call (cuBLAS does not read C
+  // when beta is 0), in the compute type's precision.
+  const float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
+  const double alpha_d = g.alpha, beta_d = g.beta;
   const void* alpha = g.dtype == DType::Float64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = g.dtype == DType::Float64 ? static_cast<const void*>(&beta_d) : &beta_f;
+  if (g.k == 0) {  // an empty sum with beta != 0: C = beta C over the contiguous batch of C
+    check_blas(cublasScalEx_64(handle, g.batch * g.m * g.n, beta, g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F,
+                               g.c, type, 1, g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F),
+               "matmul (cublasScalEx_64)");
+    return;
+  }
   // The 64-bit entry points: sizes, leading dimensions and batch counts past 2^31 are not cut.
   if (!batched) {
     check_blas(cublasGemmEx_64(handle, first.op, second.op, g.n, g.m, g.k, alpha, first.data, type, first.ld, second.data,
