@@ -10,6 +10,7 @@
 
 #include "locus/elementwise.h"
 #include "locus/scalar.h"
+#include "locus/shape_ops.h"
 #include "locus/tensor.h"
 
 namespace locus {
