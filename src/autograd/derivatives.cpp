@@ -168,4 +168,18 @@ void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor&
   }, {&self, &source});
 }
 
+void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const Tensor& out) {
+  std::vector<Tensor> idx;
+  for (const Tensor& t : indices) idx.push_back(t.defined() ? t.detach() : t);
+  const DType ds = self.dtype(), dv = values.dtype();
+  const Shape sv = values.shape();
+  record(out, "IndexPutBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gs = g;
+    if (!accumulate) gs = g.index_put(idx, zeros({}, TensorOptions().dtype(g.dtype()).device(g.device())), false);
+    std::vector<indexing::TensorIndex> entries;
+    for (const Tensor& t : idx) entries.push_back(t.defined() ? indexing::TensorIndex(t) : indexing::TensorIndex(Slice()));
+    return {as(gs, ds), sum_to(g.index(entries), sv, dv)};
+  }, {&self, &values});
+}
+
 }  // namespace locus::autograd

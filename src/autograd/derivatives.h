@@ -44,5 +44,8 @@ void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, co
 /// masked_scatter: self's gradient is zero where `mask` is true; source's first count(mask)
 /// elements get the gradient of the positions they filled, the rest zero.
 void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out);
+/// index_put (out of place) of `values` at `indices`: self's gradient passes through, zeroed at
+/// the written positions unless `accumulate`; values' is gathered from them, summed to its shape.
+void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const Tensor& out);
 
 }  // namespace locus::autograd

@@ -284,9 +284,13 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int6
 }
 
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
-  Tensor out = x.clone();
-  NoGradGuard no_grad;  // index_put_ writes into the copy; the copy itself is not differentiated here
-  out.index_put_(indices, values, accumulate);
+  Tensor out;
+  {
+    NoGradGuard no_grad;  // index_put_ writes into a copy; the recorded op is index_put itself
+    out = x.clone();
+    out.index_put_(indices, values, accumulate);
+  }
+  if (x.is_floating_point() && autograd::needs_grad({&x, &values})) autograd::record_index_put(x, indices, values, accumulate, out);
   return out;
 }
 

@@ -331,5 +331,9 @@ def generate():
          lambda x, r: torch.repeat_interleave(x, r, 0))
     grad('empty/masked_select', 'masked_select', {}, [In('x', torch.zeros(0, 4, dtype=torch.float64), rg=True), In('m', m4)],
          torch.masked_select)
+    for acc in (0, 1):
+        grad('index_put/%d' % acc, 'index_put', {'accumulate': acc},
+             [In('x', gx, 't', rg=True), In('v', g.gvals([1], 'sm/gv%d' % acc), 'expand', rg=True), In('i0', idx_t([0, 2, 0])),
+              In('i1', idx_t([1, 1, 1]))], lambda x, v, i0, i1, acc=acc: x.index_put((i0, i1), v.expand(3), accumulate=bool(acc)))
     grad('0dim/index', 'index', {'idx': 'None'}, [In('x', T(1.5, 'float64'), rg=True)], lambda x: x[None])
     return fam
