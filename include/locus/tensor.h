@@ -346,48 +346,83 @@ class Tensor {
   Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
   /// `index_put_` on a copy.
   Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
+  /// Views: `chunks` pieces along `dim` (locus::chunk).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// Views of `split_size` along `dim` (locus::split).
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  /// Views of the given sizes along `dim`.
   std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  /// Every position along `dim` as a view.
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   /// Tiles the tensor `repeats[i]` times along dim i (a copy, as PyTorch's Tensor.repeat).
   Tensor repeat(const Shape& repeats) const;
+  /// Each element `repeats` times along `dim` (flattened without one).
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  /// Element i `repeats[i]` times along `dim`.
   Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt) const;
+  /// Reversed along `dims` (a copy).
   Tensor flip(const Shape& dims) const;
+  /// Rotated by `shifts` along `dims` (flattened without dims).
   Tensor roll(const Shape& shifts, const Shape& dims = {}) const;
+  /// The lower triangle of the last two dims.
   Tensor tril(int64_t diagonal = 0) const;
+  /// The upper triangle of the last two dims.
   Tensor triu(int64_t diagonal = 0) const;
+  /// tril in place.
   Tensor& tril_(int64_t diagonal = 0);
+  /// triu in place.
   Tensor& triu_(int64_t diagonal = 0);
+  /// locus::diag: a vector to a matrix, or a matrix's diagonal.
   Tensor diag(int64_t diagonal = 0) const;
   /// A view of the diagonal of dims dim1 and dim2, moved to the end.
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  /// A view with dims `source` at positions `destination`.
   Tensor movedim(const Shape& source, const Shape& destination) const;
+  /// A view with one dim moved.
   Tensor movedim(int64_t source, int64_t destination) const;
+  /// transpose, by NumPy's name.
   Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  /// transpose, by another name.
   Tensor swapdims(int64_t dim0, int64_t dim1) const;
   /// Splits dim `dim` into `sizes` (one entry may be -1); a view where the strides allow.
   Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  /// expand(other.shape()).
   Tensor expand_as(const Tensor& other) const;
+  /// view(other.shape()).
   Tensor view_as(const Tensor& other) const;
+  /// reshape(other.shape()).
   Tensor reshape_as(const Tensor& other) const;
+  /// `value` where the bool `mask` is true (mask and self broadcast together).
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   /// `value` must be 0-dim.
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  /// masked_fill in place (mask broadcast to self).
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  /// masked_fill in place with a 0-dim value.
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  /// The elements where `mask` is true, 1-D.
   Tensor masked_select(const Tensor& mask) const;
+  /// A copy filled from `source`, in order, where `mask` is true.
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  /// masked_scatter in place.
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  /// A copy with `src` written at `index` along `dim` (locus::scatter).
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// A copy with `value` written at `index` along `dim`.
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  /// scatter in place.
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  /// scatter of a number in place.
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  /// A copy with `src` added at `index` along `dim` (deterministic on the CPU).
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// scatter_add in place.
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  /// A copy with `alpha * source` added at positions `index` along `dim`.
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  /// index_add in place.
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  /// gather with `indices` broadcast against self off `dim`.
   Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
   /// Sets every element to `value`; ValueError when the dtype cannot hold it (1e6 in float16).
   Tensor& fill_(const Scalar& value);

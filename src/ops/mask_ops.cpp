@@ -37,8 +37,9 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
   NoGradGuard no_grad;  // the callers record the op itself
   // A 0-dim operand is a 1-element line (PyTorch's scatter takes dim 0 or -1 for it).
   const Tensor s = self.dim() ? self : self.reshape({1});
-  const Tensor idx = (index.dim() ? index : index.reshape({1})).contiguous();
-  Tensor in = src.dim() ? src : src.reshape({1});
+  // A 0-dim CPU index or source passes the device check (as a CPU scalar does): move it.
+  const Tensor idx = (index.dim() ? index : index.reshape({1})).to(device).contiguous();
+  Tensor in = (src.dim() ? src : src.reshape({1})).to(device);
   const int64_t d = dim < 0 ? dim + s.dim() : dim;
   Tensor out = ops::empty_on(s.shape(), s.dtype(), device);
   out.copy_(s);

@@ -258,7 +258,7 @@ Tensor& index_put_impl(Tensor& self, const std::vector<TensorIndex>& indices, co
   Shape src, dst;
   for (int64_t k = 0; k < static_cast<int64_t>(b.size()); ++k) src.push_back(k), dst.push_back(at + k);
   check_values_shape(given, result_shape, op);
-  Tensor values = given.to(self.dtype()).expand(result_shape);
+  Tensor values = given.to(self.device(), self.dtype()).expand(result_shape);  // a 0-dim CPU value may join
   if (at != 0) values = movedim(values, dst, src);
   int64_t rest_numel = 1, count = 1;
   for (int64_t r : rest) rest_numel *= r;

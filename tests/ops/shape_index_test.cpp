@@ -166,3 +166,36 @@ INSTANTIATE_TEST_SUITE_P(Devices, ShapeIndex, ::testing::ValuesIn(testing::value
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// A sim device without the Index family's scatter kernels runs them on the CPU through the
+// fallback policy, with the same results.
+TEST(ShapeIndexFallback, ScattersWithoutKernels) {
+  const sim::Config saved = sim::config();
+  sim::Config lacking = saved;
+  lacking.unsupported_ops = {"scatter_add", "index_add", "scatter"};
+  sim::configure(lacking);
+  const CpuFallback policy = cpu_fallback();
+  set_cpu_fallback(CpuFallback::Silent);
+  {
+    const int64_t before = fallback_count("scatter_add");
+    const Tensor z = zeros({3}).to("sim:0");
+    const Tensor idx = tensor({0, 2, 0}).to("sim:0");
+    const Tensor s = tensor({1.0, 2.0, 3.0}).to("sim:0");
+    const Tensor r = z.scatter_add(0, idx, s);
+    EXPECT_EQ(r.device(), Device("sim:0"));
+    testing::expect_close(r, {4, 0, 2});
+    EXPECT_EQ(fallback_count("scatter_add"), before + 1);
+    testing::expect_close(z.index_add(0, idx, s, 2), {8, 0, 4});
+    Tensor w = zeros({3}).to("sim:0");
+    w.index_put_({idx}, s, true);  // index_put_ reaches the same front end
+    testing::expect_close(w, {4, 0, 2});
+  }
+  set_cpu_fallback(policy);
+  sim::configure(saved);
+}
+
+}  // namespace
+}  // namespace locus
