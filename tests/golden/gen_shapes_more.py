@@ -7,12 +7,16 @@ Python slice (`:`, `1:`, `::2`, `-3:-1:2`), `...`, `None`, `True`/`False`, or `t
 tensor input (index tensors and masks, in order after the indexed tensor `x`).
 """
 
+import warnings
+
 import torch
 
 import generate as g
 from generate import In, Num, T
 
 F = torch.nn.functional
+# uint8 masks still index in 1.13, with a deprecation warning; the case checks that they do.
+warnings.filterwarnings('ignore', message='indexing with dtype torch.uint8')
 
 
 def parse_idx(text, tensors):
@@ -248,6 +252,18 @@ def generate():
         ins = [In('x', xi)] + [In('t%d' % j, t) for j, t in enumerate(ts)]
         cid = 'index/%d/%s' % (k, text.replace(',', '_') or 'empty')
         case(cid, 'index', {'idx': text}, ins, lambda x, *t, text=text: x[parse_idx(text, t)])
+    for dt in ('bool', 'float16', 'bfloat16', 'uint8', 'float64'):
+        xd = g.small(dt, [3, 4], 'sm/xd/' + dt)
+        case('index/%s/mask' % dt, 'index', {'idx': 't'}, [In('x', xd), In('t0', mask34)], lambda x, t: x[t])
+        case('index/%s/ints' % dt, 'index', {'idx': '1:,t'}, [In('x', xd), In('t0', idx_t([3, -1, 0]))], lambda x, t: x[1:, t])
+        vd = g.small(dt, [3, 1], 'sm/vd/' + dt)
+
+        def put_d(x, v, t):
+            y = x.clone()
+            y[:, t] = v
+            return y
+        case('index_put_/%s' % dt, 'index_put_', {'idx': ':,t'}, [In('x', xd), In('v', vd), In('t0', T([1], 'int64'))], put_d)
+    case('index/uint8_mask', 'index', {'idx': 't'}, [In('x', x34), In('t0', T([1, 0, 1], 'uint8'))], lambda x, t: x[t])
     case('index/strided', 'index', {'idx': ':,t'}, [In('x', x34, 't'), In('t0', idx_t([0, 0]))], lambda x, t: x[:, t])
     put_cases = [
         (':,0', [], [5]), ('...,1::2', [], [[1, 2]]), ('t', [idx_t([1, 0])], [9]), ('t', [mask34[:2] if False else T([1, 0], 'bool')], [3]),
