@@ -26,6 +26,7 @@
 #include "locus/scalar.h"
 #include "locus/serialize.h"
 #include "locus/shape.h"
+#include "locus/shape_ops.h"
 #include "locus/sim.h"
 #include "locus/stream.h"
 #include "locus/tensor.h"

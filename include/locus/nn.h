@@ -12,3 +12,4 @@
 #include "locus/nn/loss_modules.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/functional/padding.h"

@@ -13,6 +13,7 @@
 #include "locus/products.h"
 #include "locus/random.h"
 #include "locus/scalar.h"
+#include "locus/shape_ops.h"
 #include "locus/tensor.h"
 
 namespace locus {

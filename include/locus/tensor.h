@@ -28,18 +28,20 @@ namespace cuda {
 class Stream;
 }
 
-/// A Python-style slice for Tensor::index: `Slice(1, 3)`, `Slice(std::nullopt, std::nullopt, 2)`.
-/// Negative bounds count from the end; bounds past the ends are clipped, as in PyTorch.
+namespace indexing {
+/// A Python-style slice for Tensor::index, LibTorch's `at::indexing::Slice`: `Slice(1, 3)` is
+/// `1:3`, `Slice(None, None, 2)` is `::2`. Negative bounds count from the end; bounds past the
+/// ends are clipped, as in PyTorch; the step must be positive.
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
   Slice(std::optional<int64_t> start_ = std::nullopt, std::optional<int64_t> stop_ = std::nullopt,
-        int64_t step_ = 1)
-      : start(start_), stop(stop_), step(step_) {}
+        std::optional<int64_t> step_ = std::nullopt)
+      : start(start_), stop(stop_), step(step_.value_or(1)) {}
 };
-
-/// One entry of Tensor::index: an integer (selects and drops the dim) or a Slice.
-using TensorIndex = std::variant<int64_t, Slice>;
+class TensorIndex;  // locus/indexing.h, included at the end of this header
+}  // namespace indexing
+using indexing::Slice;
 
 struct ValuesIndices;  // defined in ops.h: {values, indices} of max/min along a dim
 
@@ -205,8 +207,11 @@ class Tensor {
   Tensor expand(const Shape& shape) const;
   /// Elements `start` to `stop` (exclusive) with `step` along `d`, Python rules.
   Tensor slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) const;
-  /// `x.index({Slice(), 1})` is PyTorch's `x[:, 1]`.
-  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  /// LibTorch's indexing, `x.index({Slice(), 1})` for PyTorch's `x[:, 1]` (locus/indexing.h):
+  /// integers, slices, None and Ellipsis give a view; tensors of indices and bool masks gather.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  /// The same with the entries in a vector built at run time.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
   /// `x[i]`: select(0, i).
   Tensor operator[](int64_t i) const { return select(0, i); }
   /// This tensor when contiguous, else a contiguous copy.
@@ -364,6 +369,98 @@ class Tensor {
   Tensor ger(const Tensor& vec2) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
+  // ---- shapes, masks and indexing (locus/shape_ops.h has the free functions) ----------
+  /// `x.index_put_({Slice(), 0}, v)` is PyTorch's `x[:, 0] = v`: `values` broadcast to the
+  /// indexed part. Returns *this.
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& values);
+  /// `x[...] = number`.
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  /// The same with the entries in a vector built at run time.
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values);
+  /// LibTorch's `index_put_(List<optional<Tensor>>, values, accumulate)`: one index tensor per
+  /// leading dim (an undefined tensor is a full slice); with `accumulate`, repeated positions
+  /// add up (deterministic on the CPU).
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+  /// `index_put_` on a copy.
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
+  /// Views: `chunks` pieces along `dim` (locus::chunk).
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// Views of `split_size` along `dim` (locus::split).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  /// Views of the given sizes along `dim`.
+  std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  /// Every position along `dim` as a view.
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  /// Tiles the tensor `repeats[i]` times along dim i (a copy, as PyTorch's Tensor.repeat).
+  Tensor repeat(const Shape& repeats) const;
+  /// Each element `repeats` times along `dim` (flattened without one).
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  /// Element i `repeats[i]` times along `dim`.
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt) const;
+  /// Reversed along `dims` (a copy).
+  Tensor flip(const Shape& dims) const;
+  /// Rotated by `shifts` along `dims` (flattened without dims).
+  Tensor roll(const Shape& shifts, const Shape& dims = {}) const;
+  /// The lower triangle of the last two dims.
+  Tensor tril(int64_t diagonal = 0) const;
+  /// The upper triangle of the last two dims.
+  Tensor triu(int64_t diagonal = 0) const;
+  /// tril in place.
+  Tensor& tril_(int64_t diagonal = 0);
+  /// triu in place.
+  Tensor& triu_(int64_t diagonal = 0);
+  /// locus::diag: a vector to a matrix, or a matrix's diagonal.
+  Tensor diag(int64_t diagonal = 0) const;
+  /// A view of the diagonal of dims dim1 and dim2, moved to the end.
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  /// A view with dims `source` at positions `destination`.
+  Tensor movedim(const Shape& source, const Shape& destination) const;
+  /// A view with one dim moved.
+  Tensor movedim(int64_t source, int64_t destination) const;
+  /// transpose, by NumPy's name.
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  /// transpose, by another name.
+  Tensor swapdims(int64_t dim0, int64_t dim1) const;
+  /// Splits dim `dim` into `sizes` (one entry may be -1); a view where the strides allow.
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  /// expand(other.shape()).
+  Tensor expand_as(const Tensor& other) const;
+  /// view(other.shape()).
+  Tensor view_as(const Tensor& other) const;
+  /// reshape(other.shape()).
+  Tensor reshape_as(const Tensor& other) const;
+  /// `value` where the bool `mask` is true (mask and self broadcast together).
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  /// `value` must be 0-dim.
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  /// masked_fill in place (mask broadcast to self).
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  /// masked_fill in place with a 0-dim value.
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  /// The elements where `mask` is true, 1-D.
+  Tensor masked_select(const Tensor& mask) const;
+  /// A copy filled from `source`, in order, where `mask` is true.
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  /// masked_scatter in place.
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  /// A copy with `src` written at `index` along `dim` (locus::scatter).
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// A copy with `value` written at `index` along `dim`.
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  /// scatter in place.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  /// scatter of a number in place.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  /// A copy with `src` added at `index` along `dim` (deterministic on the CPU).
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// scatter_add in place.
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  /// A copy with `alpha * source` added at positions `index` along `dim`.
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  /// index_add in place.
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  /// gather with `indices` broadcast against self off `dim`.
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
   /// Sets every element to `value`; ValueError when the dtype cannot hold it (1e6 in float16).
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
@@ -401,3 +498,5 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 std::string to_string(const Tensor& t);
 
 }  // namespace locus
+
+#include "locus/indexing.h"  // TensorIndex holds a Tensor, so it follows the class

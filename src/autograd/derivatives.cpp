@@ -94,4 +94,75 @@ void record_view(const char* name, const Tensor& x, const Tensor& out, std::func
   record(out, name, [f = std::move(grad_of_input)](const Tensor& g) -> std::vector<Tensor> { return {f(g)}; }, {&x});
 }
 
+void record_index_select(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
+  const Shape sx = x.shape();
+  const DType dx = x.dtype();
+  const Tensor idx = index.detach();
+  record(out, "IndexSelectBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    return {as(index_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
+  }, {&x});
+}
+
+void record_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
+  const Shape sx = x.shape();
+  const DType dx = x.dtype();
+  const Tensor idx = index.detach();
+  record(out, "GatherBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    return {as(scatter_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
+  }, {&x});
+}
+
+void record_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  const Tensor idx = index.detach();
+  const DType ds = self.dtype();
+  if (!src.defined()) {
+    record(out, "ScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> { return {as(scatter(g, dim, idx, 0), ds)}; }, {&self});
+    return;
+  }
+  const DType dsrc = src.dtype();
+  record(out, "ScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    return {as(scatter(g, dim, idx, 0), ds), as(gather(g, dim, idx), dsrc)};
+  }, {&self, &src});
+}
+
+void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool index_add, double alpha,
+                        const Tensor& out) {
+  const Tensor idx = index.detach();
+  const DType ds = self.dtype(), dsrc = src.dtype();
+  const Shape src_shape = src.shape();
+  record(out, index_add ? "IndexAddBackward" : "ScatterAddBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gs = index_add ? index_select(g, dim, idx) : gather(g, dim, idx);
+    if (index_add && alpha != 1) gs = mul(gs, alpha);
+    if (!(gs.shape() == src_shape)) gs = gs.reshape(src_shape);  // a 0-dim source of a 0-dim self
+    return {as(g, ds), as(gs, dsrc)};
+  }, {&self, &src});
+}
+
+void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out) {
+  const Tensor m = mask.detach();
+  const DType ds = self.dtype(), dsrc = source.dtype();
+  const Shape src_shape = source.shape();
+  const int64_t src_numel = source.numel();
+  record(out, "MaskedScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor picked = masked_select(g, m);
+    Tensor gsrc = zeros({src_numel}, TensorOptions().dtype(g.dtype()).device(g.device()));
+    gsrc.narrow(0, 0, picked.numel()).copy_(picked);
+    return {as(masked_fill(g, m, 0), ds), as(gsrc.view(src_shape), dsrc)};
+  }, {&self, &source});
+}
+
+void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const Tensor& out) {
+  std::vector<Tensor> idx;
+  for (const Tensor& t : indices) idx.push_back(t.defined() ? t.detach() : t);
+  const DType ds = self.dtype(), dv = values.dtype();
+  const Shape sv = values.shape();
+  record(out, "IndexPutBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+    Tensor gs = g;
+    if (!accumulate) gs = g.index_put(idx, zeros({}, TensorOptions().dtype(g.dtype()).device(g.device())), false);
+    std::vector<indexing::TensorIndex> entries;
+    for (const Tensor& t : idx) entries.push_back(t.defined() ? indexing::TensorIndex(t) : indexing::TensorIndex(Slice()));
+    return {as(gs, ds), sum_to(g.index(entries), sv, dv)};
+  }, {&self, &values});
+}
+
 }  // namespace locus::autograd

@@ -39,4 +39,22 @@ void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& ou
 /// A view or copy whose gradient is `grad_of_input(grad)`.
 void record_view(const char* name, const Tensor& x, const Tensor& out, std::function<Tensor(const Tensor&)> grad_of_input);
 
+/// index_select along `dim` (x's gradient: zeros with the output's gradient index_add-ed back).
+void record_index_select(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
+/// gather along `dim` (x's gradient: the output's gradient scatter_add-ed into zeros).
+void record_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
+/// scatter of `src` (undefined for a number) into a copy of `self`: self's gradient is zero at
+/// the written positions, src's is gathered from them.
+void record_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out);
+/// scatter_add (`index_add` when `index_add`, with `alpha`): self's gradient passes through,
+/// src's is gathered (index_select-ed) from the written positions.
+void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool index_add, double alpha,
+                        const Tensor& out);
+/// masked_scatter: self's gradient is zero where `mask` is true; source's first count(mask)
+/// elements get the gradient of the positions they filled, the rest zero.
+void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out);
+/// index_put (out of place) of `values` at `indices`: self's gradient passes through, zeroed at
+/// the written positions unless `accumulate`; values' is gathered from them, summed to its shape.
+void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const Tensor& out);
+
 }  // namespace locus::autograd

@@ -189,14 +189,20 @@ struct ScanArgs {
 /// out = input gathered along `dim` by int64 indices (both index_select and gather). The input
 /// and output are contiguous; for index_select `index` has `out_dim` entries, for gather it is
 /// a contiguous tensor of the output's shape.
+/// The scatters are the mirror image: `out` [outer, out_dim, inner] already holds the
+/// destination's values and is updated in place from `in` [outer, in_dim, inner]: Scatter
+/// writes out[o, index[o, j, i], i] = in[o, j, i] and ScatterAdd adds (`index` of in's shape),
+/// IndexAdd adds out[o, index[j], i] += in[o, j, i] (`index` has in_dim entries). Indices are
+/// checked against out_dim; `dim` is the user's dim, for the message.
 struct IndexArgs {
-  OpId op;  ///< IndexSelect or Gather
+  OpId op;  ///< IndexSelect, Gather, Scatter, ScatterAdd or IndexAdd
   int device = 0;  ///< index of the device the operands live on
   DType dtype;
   const char* in = nullptr;
   char* out = nullptr;
   const int64_t* index = nullptr;
   int64_t outer = 0, in_dim = 0, out_dim = 0, inner = 0;
+  int64_t dim = 0;  ///< the dim as the user gave it (wrapped), for error messages
 };
 
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the

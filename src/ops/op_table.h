@@ -143,4 +143,13 @@
   X(Stack,        "stack",         Composite)       \
   X(CrossEntropy, "cross_entropy", Composite)       \
   X(NllLoss,      "nll_loss",      Composite)       \
-  X(MseLoss,      "mse_loss",      Composite)
+  X(MseLoss,      "mse_loss",      Composite)       \
+  X(Scatter,      "scatter",       Index)           \
+  X(ScatterAdd,   "scatter_add",   Index)           \
+  X(IndexAdd,     "index_add",     Index)           \
+  X(MaskedFill,   "masked_fill",   Composite)       \
+  X(MaskedSelect, "masked_select", Composite)       \
+  X(MaskedScatter, "masked_scatter", Composite)     \
+  X(TakeAlongDim, "take_along_dim", Composite)      \
+  X(TensorIndex,  "index",         Composite)       \
+  X(IndexPut,     "index_put_",    Composite)

@@ -307,23 +307,6 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
                   scatter_back(*this, [d, b, e, step](const Tensor& z) { return z.slice(d, b, e, step); }));
 }
 
-Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
-  if (static_cast<int64_t>(indices.size()) > dim())
-    throw IndexError(detail::error_prefix("index") + "too many indices for tensor of dimension " + std::to_string(dim()));
-  Tensor r = *this;
-  int64_t d = 0;
-  for (const TensorIndex& ix : indices) {
-    if (const auto* i = std::get_if<int64_t>(&ix)) {
-      r = r.select(d, *i);
-    } else {
-      const Slice& s = std::get<Slice>(ix);
-      r = r.slice(d, s.start, s.stop, s.step);
-      ++d;
-    }
-  }
-  return r;
-}
-
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {
