@@ -90,8 +90,11 @@ Tensor mish_backward(const Tensor& g, const Tensor& x) {
   return g * (t + x * sig * (1 - t * t));
 }
 
+// g / 6 inside (-3, 3): PyTorch multiplies by 1/6 rounded to float even for float64 (its
+// kernel's constant is 1.0f / 6.0f), so the same constant gives PyTorch's float64 gradients.
 Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x) {
-  return zero_where(logical_not(logical_and(x > -3, x < 3)), g / 6);
+  constexpr double kOneSixth = static_cast<double>(1.0f / 6.0f);
+  return zero_where(logical_not(logical_and(x > -3, x < 3)), g * kOneSixth);
 }
 
 // 0 below -3, g (x / 3 + 0.5) on [-3, 3], g above (PyTorch's piecewise slope).

@@ -50,9 +50,23 @@ DType common_dtype(const Tensor& self, const Tensor& t1, const Tensor& t2) {
   return ops::promote_operands(tensors, 3, nullptr, 0);
 }
 
-// An integer result takes `value` as an integer, as PyTorch converts it to the tensors' dtype.
-Scalar value_for(DType d, const Scalar& value) {
+// An integer result takes `value` as an integer, as PyTorch converts it to the tensors' dtype:
+// truncated, and a ValueError where PyTorch's checked conversion overflows (a float below the
+// type's lowest value before truncation, so -0.75 does not fit uint8; NaN fits no integer).
+Scalar value_for(DType d, const Scalar& value, const char* name) {
   if (is_floating_point(d) || !value.is_floating_point()) return value;
+  struct Limits {
+    double lowest, max;
+    const char* type;
+  };
+  const Limits l = d == DType::UInt8  ? Limits{0.0, 255.0, "uint8_t"}
+                   : d == DType::Int8  ? Limits{-128.0, 127.0, "int8_t"}
+                   : d == DType::Int16 ? Limits{-32768.0, 32767.0, "int16_t"}
+                   : d == DType::Int32 ? Limits{-2147483648.0, 2147483647.0, "int32_t"}
+                                       : Limits{-9223372036854775808.0, 9223372036854775807.0, "int64_t"};
+  const double v = value.to_double();
+  if (!(v >= l.lowest && v <= l.max))
+    throw ValueError(detail::error_prefix(name) + "value cannot be converted to type " + l.type + " without overflow");
   return Scalar(value.to_int64());
 }
 
@@ -120,7 +134,7 @@ Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
   if (result == DType::Bool)
     throw DTypeError(detail::error_prefix("addcmul") + "is not supported for bool tensors; convert with .to(kInt64) first");
   const DType d = opmath(result);
-  const Tensor r = as(self, d) + mul(as(tensor1, d), value_for(d, value)) * as(tensor2, d);
+  const Tensor r = as(self, d) + mul(as(tensor1, d), value_for(d, value, "addcmul")) * as(tensor2, d);
   return as(r, result);
 }
 
