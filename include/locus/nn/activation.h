@@ -26,6 +26,7 @@ namespace locus::nn {
 struct LeakyReLUOptions {
   /// The slope for x <= 0.
   LOCUS_ARG(double, negative_slope) = 1e-2;
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace) = false;
 };
 
@@ -33,6 +34,7 @@ struct LeakyReLUOptions {
 struct ELUOptions {
   /// The value ELU tends to for x -> -inf, negated.
   LOCUS_ARG(double, alpha) = 1.0;
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace) = false;
 };
 
@@ -40,6 +42,7 @@ struct ELUOptions {
 struct SELUOptions {
   /// `SELUOptions(true)` is in place, as LibTorch's.
   /* implicit */ SELUOptions(bool inplace = false) : inplace_(inplace) {}
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace);
 };
 
@@ -53,8 +56,11 @@ struct SoftplusOptions {
 
 /// Hardtanh's options.
 struct HardtanhOptions {
+  /// The lower bound.
   LOCUS_ARG(double, min_val) = -1.0;
+  /// The upper bound (the module wants it above min_val).
   LOCUS_ARG(double, max_val) = 1.0;
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace) = false;
 };
 
@@ -62,18 +68,21 @@ struct HardtanhOptions {
 struct ReLU6Options {
   /// `ReLU6Options(true)` is in place, as LibTorch's.
   /* implicit */ ReLU6Options(bool inplace = false) : inplace_(inplace) {}
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace);
 };
 
 /// Softmax's options: the dim it normalizes over (required, as in LibTorch).
 struct SoftmaxOptions {
   /* implicit */ SoftmaxOptions(int64_t dim) : dim_(dim) {}
+  /// The dim whose entries sum to 1 (negative counts from the end).
   LOCUS_ARG(int64_t, dim);
 };
 
 /// LogSoftmax's options: the dim it normalizes over.
 struct LogSoftmaxOptions {
   /* implicit */ LogSoftmaxOptions(int64_t dim) : dim_(dim) {}
+  /// The dim normalized over (negative counts from the end).
   LOCUS_ARG(int64_t, dim);
 };
 
@@ -218,6 +227,7 @@ namespace locus::nn::functional {
 /// relu's options (in place or not).
 struct ReLUFuncOptions {
   /* implicit */ ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}
+  /// Write into the input instead of a new tensor.
   LOCUS_ARG(bool, inplace);
 };
 /// The functions take the modules' options, under LibTorch's names.
@@ -233,32 +243,48 @@ using ReLU6FuncOptions = ReLU6Options;
 /// (PyTorch's `dtype=`, against overflow in 16-bit inputs).
 struct SoftmaxFuncOptions {
   /* implicit */ SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}
+  /// The dim normalized over (negative counts from the end).
   LOCUS_ARG(int64_t, dim);
+  /// The dtype the input is converted to before the op (none: its own).
   LOCUS_ARG(std::optional<DType>, dtype) = std::nullopt;
 };
 /// log_softmax takes the same options.
 using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
 
-/// The input, when `inplace` (written into; it must not require grad), else a new tensor.
+/// max(x, 0): the input, when `inplace` (written into; it must not require grad), else a new
+/// tensor. The same holds for every function below with an `inplace` option.
 Tensor relu(Tensor input, const ReLUFuncOptions& options = {});
 /// Exact or tanh-approximated GELU; ValueError for another `approximate`.
 Tensor gelu(const Tensor& input, const GELUFuncOptions& options = {});
+/// x for x > 0, else negative_slope * x.
 Tensor leaky_relu(Tensor input, const LeakyReLUFuncOptions& options = {});
+/// x for x > 0, else alpha * (exp(x) - 1).
 Tensor elu(Tensor input, const ELUFuncOptions& options = {});
+/// PyTorch's selu constants times elu.
 Tensor selu(Tensor input, const SELUFuncOptions& options = {});
+/// x * sigmoid(x).
 Tensor silu(const Tensor& input);
+/// x * tanh(softplus(x)).
 Tensor mish(const Tensor& input);
+/// log(1 + exp(beta x)) / beta, x above the threshold.
 Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options = {});
 /// Any bounds (min_val > max_val gives max_val everywhere, as PyTorch's function).
 Tensor hardtanh(Tensor input, const HardtanhFuncOptions& options = {});
+/// hardtanh(x, 0, 6).
 Tensor relu6(Tensor input, const ReLU6FuncOptions& options = {});
+/// min(max(x + 3, 0), 6) / 6.
 Tensor hardsigmoid(const Tensor& input);
+/// x * hardsigmoid(x).
 Tensor hardswish(const Tensor& input);
+/// log(sigmoid(x)).
 Tensor logsigmoid(const Tensor& input);
+/// 1 / (1 + exp(-x)).
 Tensor sigmoid(const Tensor& input);
+/// tanh(x).
 Tensor tanh(const Tensor& input);
 /// softmax along options.dim(), in options.dtype() when given.
 Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
+/// log_softmax along options.dim(), in options.dtype() when given.
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
 
 }  // namespace locus::nn::functional
