@@ -91,6 +91,85 @@ Tensor trunc(const Tensor& x);
 /// in type promotion (an int tensor clamped to 1.5 is floating); min > max gives max everywhere.
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor& relu_out(Tensor& out, const Tensor& x);
+/// Trigonometric, hyperbolic and their inverses; log2, log10, 2^x and 1/x. Integer and bool
+/// inputs give the default float dtype, as every function of this group.
+Tensor tan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor exp2(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+/// x * x in x's dtype; a bool tensor gives int64 (as PyTorch's pow(x, 2)).
+Tensor square(const Tensor& x);
+/// x - trunc(x), with x's sign; floating dtypes only (DTypeError otherwise).
+Tensor frac(const Tensor& x);
+/// The angle of (b, a), atan2(a, b), in (-pi, pi]; integers give the default float dtype.
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Scalar& b);
+/// sqrt(a^2 + b^2) without overflow; floating dtypes only.
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Scalar& b);
+/// Bool tensors: NaN, +-inf, neither (any dtype; integers are never NaN or infinite).
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);
+Tensor isfinite(const Tensor& x);
+/// NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf`; an absent infinity bound is the
+/// dtype's largest (lowest) finite value, as PyTorch. Integer and bool tensors are copied.
+Tensor nan_to_num(const Tensor& x, std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+/// clamp with one bound (the bound takes part in type promotion, as clamp's).
+Tensor clamp_min(const Tensor& x, const Scalar& min);
+Tensor clamp_max(const Tensor& x, const Scalar& max);
+/// start + weight * (end - start), computed as PyTorch does (from `end` when |weight| >= 0.5);
+/// start, end (and a weight tensor) must share one floating dtype (DTypeError otherwise) and
+/// broadcast together.
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+/// self + value * tensor1 * tensor2; the tensors promote together, bool is a DTypeError, and for
+/// integer results `value` is taken as an integer (as PyTorch).
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+/// self + value * tensor1 / tensor2; two integer (or bool) tensor1 and tensor2 are a DTypeError,
+/// as in PyTorch (no integer division).
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+
+// ---- activations ----------------------------------------------------------------------------
+// Floating dtypes only, except hardtanh and relu6 (any dtype but bool): DTypeError otherwise, as
+// PyTorch's CPU kernels refuse them. The `_` forms write into x, which must not require grad.
+/// x for x > 0, else negative_slope * x.
+Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope = 0.01);
+Tensor& leaky_relu_(Tensor& x, const Scalar& negative_slope = 0.01);
+/// x for x > 0, else alpha * (exp(x) - 1).
+Tensor elu(const Tensor& x, const Scalar& alpha = 1.0);
+Tensor& elu_(Tensor& x, const Scalar& alpha = 1.0);
+/// scale * elu(x, alpha) with PyTorch's constants (alpha 1.6732632..., scale 1.0507009...).
+Tensor selu(const Tensor& x);
+Tensor& selu_(Tensor& x);
+/// x * sigmoid(x).
+Tensor silu(const Tensor& x);
+/// x * tanh(softplus(x)).
+Tensor mish(const Tensor& x);
+/// log(1 + exp(beta * x)) / beta, and x where beta * x > threshold.
+Tensor softplus(const Tensor& x, const Scalar& beta = 1, const Scalar& threshold = 20);
+/// x limited to [min_val, max_val] (the gradient is zero at the bounds themselves). Bool tensors,
+/// and unsigned ones with a negative bound, are errors, as in PyTorch; the bounds do not change
+/// the dtype.
+Tensor hardtanh(const Tensor& x, const Scalar& min_val = -1.0, const Scalar& max_val = 1.0);
+Tensor& hardtanh_(Tensor& x, const Scalar& min_val = -1.0, const Scalar& max_val = 1.0);
+/// hardtanh(x, 0, 6).
+Tensor relu6(const Tensor& x);
+Tensor& relu6_(Tensor& x);
+/// min(max(x + 3, 0), 6) / 6.
+Tensor hardsigmoid(const Tensor& x);
+/// x * hardsigmoid(x).
+Tensor hardswish(const Tensor& x);
+/// log(sigmoid(x)), without overflow.
+Tensor logsigmoid(const Tensor& x);
+/// GELU with PyTorch's `approximate`: "none" (the exact erf form) or "tanh"; ValueError otherwise.
+Tensor gelu(const Tensor& x, std::string_view approximate);
 
 // ---- comparisons and logic (bool results) -------------------------------------------------
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -2,6 +2,7 @@
 /// \file nn.h
 /// Everything of locus::nn: Module, the layers, their functional forms and the losses.
 
+#include "locus/nn/activation.h"
 #include "locus/nn/clip_grad.h"
 #include "locus/nn/cloneable.h"
 #include "locus/nn/data_parallel.h"

@@ -293,6 +293,55 @@ class Tensor {
   Tensor& round_();
   Tensor& trunc_();
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor tan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor exp2() const;
+  Tensor reciprocal() const;
+  Tensor square() const;
+  Tensor frac() const;
+  Tensor atan2(const Tensor& o) const;
+  Tensor hypot(const Tensor& o) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor& tan_();
+  Tensor& sinh_();
+  Tensor& cosh_();
+  Tensor& asin_();
+  Tensor& acos_();
+  Tensor& atan_();
+  Tensor& log2_();
+  Tensor& log10_();
+  Tensor& exp2_();
+  Tensor& reciprocal_();
+  /// In place: x keeps its dtype, so a bool tensor is a DTypeError (its square is int64).
+  Tensor& square_();
+  Tensor& frac_();
+  Tensor& atan2_(const Tensor& o);
+  Tensor& hypot_(const Tensor& o);
+  Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor& clamp_max_(const Scalar& max);
+  /// In place: the result is computed, then written into this tensor (shape and dtype kept).
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
   Tensor eq(const Tensor& o) const;
   Tensor eq(const Scalar& o) const;
   Tensor ne(const Tensor& o) const;

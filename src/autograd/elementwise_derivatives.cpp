@@ -52,6 +52,75 @@ Tensor pow_backward_exponent(const Tensor& g, const Tensor& a, const Tensor& b, 
   return where(logical_and(a == 0, b >= 0), zeros_like(d), d);
 }
 
+// ---- the activations: PyTorch's backward formulas (derivatives.yaml and its kernels) -------
+
+Tensor zero_where(const Tensor& condition, const Tensor& d) { return where(condition, zeros_like(d), d); }
+
+// negative_slope at and below 0, as PyTorch's leaky_relu_backward (x > 0 ? g : g * slope).
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, const ops::ElementwiseScalars& s) {
+  return where(x > 0, g, g * s.alpha);
+}
+
+// scale * alpha * exp(x) at and below 0, scale above (selu: scale and alpha are its constants).
+Tensor elu_backward(const Tensor& g, const Tensor& x, const ops::ElementwiseScalars& s) {
+  const double negcoef = s.alpha.to_double() * s.beta.to_double();
+  return where(x <= 0, g * negcoef * exp(x), g * s.beta);
+}
+
+// g * e / (e + 1) with e = exp(beta x), and g itself where beta x > threshold (the forward is x).
+Tensor softplus_backward(const Tensor& g, const Tensor& x, const ops::ElementwiseScalars& s) {
+  const Tensor bx = x * s.beta;
+  const Tensor e = exp(bx);
+  return where(bx > s.threshold, g, g * e / (e + 1));
+}
+
+// Zero outside the open interval (lo, hi): at the bounds too, unlike clamp's.
+Tensor hardtanh_backward(const Tensor& g, const Tensor& x, const ops::ElementwiseScalars& s) {
+  return zero_where(logical_or(x <= s.lo, x >= s.hi), g);
+}
+
+Tensor silu_backward(const Tensor& g, const Tensor& x) {
+  const Tensor sig = sigmoid(x);
+  return g * sig * (1 + x * (1 - sig));
+}
+
+Tensor mish_backward(const Tensor& g, const Tensor& x) {
+  const Tensor sig = sigmoid(x);
+  const Tensor t = tanh(log1p(exp(x)));
+  return g * (t + x * sig * (1 - t * t));
+}
+
+// g / 6 inside (-3, 3): PyTorch multiplies by 1/6 rounded to float even for float64 (its
+// kernel's constant is 1.0f / 6.0f), so the same constant gives PyTorch's float64 gradients.
+Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x) {
+  constexpr double kOneSixth = static_cast<double>(1.0f / 6.0f);
+  return zero_where(logical_not(logical_and(x > -3, x < 3)), g * kOneSixth);
+}
+
+// 0 below -3, g (x / 3 + 0.5) on [-3, 3], g above (PyTorch's piecewise slope).
+Tensor hardswish_backward(const Tensor& g, const Tensor& x) {
+  return zero_where(x < -3, where(x <= 3, g * (x / 3 + 0.5), g));
+}
+
+// g (max_deriv - sign z / (1 + z)), z = exp(-|x|): g (1 - z / (1 + z)) below 0, g z / (1 + z) above.
+Tensor logsigmoid_backward(const Tensor& g, const Tensor& x) {
+  const Tensor z = exp(-abs(x));
+  const Tensor q = z / (z + 1);
+  return where(x < 0, g * (1 - q), g * q);
+}
+
+// d/dx of 0.5 x (1 + tanh(k (x + c x^3))), as PyTorch's GeluBackward for approximate="tanh".
+Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
+  constexpr double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+  const Tensor x_sq = x * x;
+  const Tensor inner = (x + x_sq * x * kKappa) * kBeta;
+  const Tensor t = tanh(inner);
+  const Tensor left = x * 0.5, right = t + 1;
+  const Tensor left_derivative = right * 0.5;
+  const Tensor right_derivative = left * (1 - t * t) * kBeta * (x_sq * (3 * kKappa) + 1);
+  return g * (left_derivative + right_derivative);
+}
+
 [[noreturn]] Tensor not_differentiable(const char* op) {
   throw NotImplementedError(std::string("[locus::") + op + "] has no derivative (as in PyTorch); use div(a, b, \"floor\"), "
                             "whose gradient is zero, or detach the inputs");
@@ -62,12 +131,12 @@ Tensor pow_backward_exponent(const Tensor& g, const Tensor& a, const Tensor& b, 
 // ---- the tables ---------------------------------------------------------------------------
 
 using UnaryBackward = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor& y, const std::optional<Scalar>& lo,
-                                 const std::optional<Scalar>& hi);
+                                 const std::optional<Scalar>& hi, const ops::ElementwiseScalars& s);
 using BinaryBackward = Tensor (*)(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y, const Scalar& alpha);
 
 #define LOCUS_UNARY_BACKWARD(id, name, rule, grad)                                                          \
   [](const Tensor& g, const Tensor& x, const Tensor& y, const std::optional<Scalar>& lo,                  \
-     const std::optional<Scalar>& hi) -> Tensor { return grad; },
+     const std::optional<Scalar>& hi, const ops::ElementwiseScalars& s) -> Tensor { return grad; },
 constexpr UnaryBackward kUnaryBackward[] = {LOCUS_UNARY_OPS(LOCUS_UNARY_BACKWARD)};
 #undef LOCUS_UNARY_BACKWARD
 
@@ -98,7 +167,7 @@ void record_unary(OpId op, const Tensor& x, const ops::ElementwiseScalars& s, co
   if (s.has_hi) hi = s.hi;
   const UnaryBackward backward = kUnaryBackward[static_cast<int>(op)];
   record(out, kNames[static_cast<int>(op)], [=](const Tensor& g) -> std::vector<Tensor> {
-    return {sum_to(backward(g, as(X, dt), Y, lo, hi), shape, dx)};
+    return {sum_to(backward(g, as(X, dt), Y, lo, hi, s), shape, dx)};
   }, {&x});
 }
 

@@ -49,7 +49,7 @@ std::string LinearImpl::extra_repr() const {
 }
 
 Tensor ReLUImpl::forward(const Tensor& x) { return relu(x); }
-Tensor GELUImpl::forward(const Tensor& x) { return gelu(x); }
+Tensor GELUImpl::forward(const Tensor& x) { return gelu(x, options.approximate()); }
 Tensor SigmoidImpl::forward(const Tensor& x) { return sigmoid(x); }
 Tensor TanhImpl::forward(const Tensor& x) { return tanh(x); }
 
@@ -115,7 +115,9 @@ namespace {
 // The activation module `m` is, when a Linear before it can fold it into its product.
 std::optional<ops::Epilogue> foldable_activation(const Module& m) {
   if (typeid(m) == typeid(ReLUImpl)) return ops::Epilogue::Relu;
-  if (typeid(m) == typeid(GELUImpl)) return ops::Epilogue::Gelu;
+  // The fused epilogue is the exact GELU: the tanh approximation runs as its own op.
+  if (typeid(m) == typeid(GELUImpl) && static_cast<const GELUImpl&>(m).options.approximate() == "none")
+    return ops::Epilogue::Gelu;
   return std::nullopt;
 }
 

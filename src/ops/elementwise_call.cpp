@@ -219,6 +219,14 @@ Tensor run_unary(OpId op, const Tensor& x, Tensor out, const std::optional<Scala
   return call(c);
 }
 
+Tensor run_unary(OpId op, const Tensor& x, Tensor out, const ElementwiseScalars& scalars) {
+  Call c{op};
+  c.inputs[0] = &x, c.names[0] = "self", c.ninputs = 1;
+  c.out = std::move(out);
+  c.scalars = scalars;
+  return call(c);
+}
+
 Tensor run_binary(OpId op, const Tensor& a, const Tensor& b, Tensor out, const Scalar& alpha) {
   Call c{op};
   c.inputs[0] = &a, c.names[0] = "self";

@@ -5,6 +5,7 @@
 
 #include "locus/scalar.h"
 #include "locus/tensor.h"
+#include "src/ops/kernel_table.h"
 #include "src/ops/op_id.h"
 
 namespace locus::ops {
@@ -13,6 +14,8 @@ namespace locus::ops {
 /// in-place or out= form. Clamp takes its bounds in `lo` and `hi`.
 Tensor run_unary(OpId op, const Tensor& x, Tensor out = {}, const std::optional<Scalar>& lo = std::nullopt,
                  const std::optional<Scalar>& hi = std::nullopt);
+/// `op(x)` for a unary op whose parameters (elu's alpha, softplus's beta, ...) are in `scalars`.
+Tensor run_unary(OpId op, const Tensor& x, Tensor out, const ElementwiseScalars& scalars);
 /// `op(a, b)` for a binary op of the op table (`alpha` scales b for add and sub).
 Tensor run_binary(OpId op, const Tensor& a, const Tensor& b, Tensor out = {}, const Scalar& alpha = 1);
 /// `op(a, b)` with a number for b: it joins the dtype rule as a Python number does.

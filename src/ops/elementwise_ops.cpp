@@ -1,11 +1,13 @@
 // The public elementwise functions and operators (elementwise.h). The plain ones are generated
 // from the op table; all of them run through the one op path (elementwise_call.cpp).
 
+#include <cfloat>
 #include <string>
 
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/ops/elementwise_call.h"
+#include "src/ops/parameterised_ops.h"
 
 namespace locus {
 
@@ -73,6 +75,47 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) { return ops::run_where(condition, a, b); }
+
+Tensor clamp_min(const Tensor& x, const Scalar& min) { return ops::run_unary(OpId::Clamp, x, {}, min, std::nullopt); }
+Tensor clamp_max(const Tensor& x, const Scalar& max) { return ops::run_unary(OpId::Clamp, x, {}, std::nullopt, max); }
+
+// PyTorch squares a bool tensor as pow(x, 2), which promotes bool to int64 first; the op itself
+// keeps its dtype and refuses bool (the in-place form, which cannot change the dtype).
+Tensor square(const Tensor& x) { return ops::run_unary(OpId::Square, x.dtype() == DType::Bool ? x.to(DType::Int64) : x); }
+
+namespace {
+
+// The largest finite value of a floating dtype (finfo.max), nan_to_num's default for +inf.
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return FLT_MAX;
+    default: return DBL_MAX;
+  }
+}
+
+}  // namespace
+
+namespace ops {
+
+// Integer and bool tensors keep the defaults: a large double would not even convert to their
+// compute type.
+ElementwiseScalars nan_to_num_scalars(DType dtype, std::optional<double> nan, std::optional<double> posinf,
+                                      std::optional<double> neginf) {
+  ElementwiseScalars s;
+  if (!is_floating_point(dtype)) return s;
+  s.nan = nan.value_or(0.0);
+  s.posinf = posinf.value_or(largest_finite(dtype));
+  s.neginf = neginf.value_or(-largest_finite(dtype));
+  return s;
+}
+
+}  // namespace ops
+
+Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  return ops::run_unary(OpId::NanToNum, x, {}, ops::nan_to_num_scalars(x.dtype(), nan, posinf, neginf));
+}
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }

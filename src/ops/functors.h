@@ -15,12 +15,15 @@
 
 namespace locus::ops::fn {
 
-/// The scalar parameters an elementwise op may take, in its compute type.
+/// The scalar parameters an elementwise op may take, in its compute type (ElementwiseScalars
+/// in src/ops/kernel_table.h says which op reads which).
 template <class C>
 struct Params {
-  C alpha = C(1);       ///< add / sub: a + alpha * b
-  C lo = C(0), hi = C(0);  ///< clamp bounds, valid where has_lo / has_hi
+  C alpha = C(1);       ///< add / sub: a + alpha * b; elu's alpha; leaky_relu's negative_slope
+  C lo = C(0), hi = C(0);  ///< clamp and hardtanh bounds, valid where has_lo / has_hi
   bool has_lo = false, has_hi = false;
+  C beta = C(1), threshold = C(20);  ///< softplus; elu's output scale is beta (selu)
+  C nan = C(0), posinf = C(0), neginf = C(0);  ///< nan_to_num's replacements
 };
 
 template <class C>
@@ -66,6 +69,21 @@ template <class C>
 LOCUS_HD bool is_nan(C x) {
   if constexpr (is_real_v<C>) return x != x;
   else return false;
+}
+/// +-inf (INFINITY is a constant expression on the host and the device alike).
+template <class C>
+LOCUS_HD bool is_inf(C x) {
+  if constexpr (is_real_v<C>) return x == C(INFINITY) || x == C(-INFINITY);
+  else return false;
+}
+/// min(max(x + 3, 0), 6), NaN kept (both comparisons are false for it), as PyTorch's
+/// hardsigmoid and hardswish.
+template <class C>
+LOCUS_HD C relu6_of_shifted(C x) {
+  C t = x + C(3);
+  if (t < C(0)) t = C(0);
+  if (t > C(6)) t = C(6);
+  return t;
 }
 
 // ---- unary --------------------------------------------------------------------------------
@@ -172,6 +190,119 @@ struct Clamp {
 };
 struct LogicalNot {
   template <class C> LOCUS_HD bool operator()(C x, const Params<C>&) const { return !static_cast<bool>(x); }
+};
+struct Tan {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::tan(x); }
+};
+struct Sinh {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::sinh(x); }
+};
+struct Cosh {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::cosh(x); }
+};
+struct Asin {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::asin(x); }
+};
+struct Acos {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::acos(x); }
+};
+struct Atan {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::atan(x); }
+};
+struct Log2 {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::log2(x); }
+};
+struct Log10 {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::log10(x); }
+};
+struct Exp2 {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return ::exp2(x); }
+};
+struct Reciprocal {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return C(1) / x; }
+};
+/// x - trunc(x): keeps x's sign (frac(-1.5) is -0.5), NaN for infinities.
+struct Frac {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return x - ::trunc(x); }
+};
+struct IsNan {
+  template <class C> LOCUS_HD bool operator()(C x, const Params<C>&) const { return is_nan(x); }
+};
+struct IsInf {
+  template <class C> LOCUS_HD bool operator()(C x, const Params<C>&) const { return is_inf(x); }
+};
+struct IsFinite {
+  template <class C> LOCUS_HD bool operator()(C x, const Params<C>&) const { return !is_nan(x) && !is_inf(x); }
+};
+/// x * sigmoid(x), written as PyTorch's kernel: x / (1 + exp(-x)).
+struct Silu {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return x / (C(1) + ::exp(-x)); }
+};
+/// x * tanh(softplus(x)).
+struct Mish {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return x * ::tanh(::log1p(::exp(x))); }
+};
+struct Hardsigmoid {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return relu6_of_shifted(x) / C(6); }
+};
+struct Hardswish {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return x * relu6_of_shifted(x) / C(6); }
+};
+/// log(sigmoid(x)) without overflow: min(x, 0) - log1p(exp(-|x|)).
+struct LogSigmoid {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
+    const C lower = x < C(0) ? x : C(0);
+    return lower - ::log1p(::exp(-::fabs(x)));
+  }
+};
+/// x * x, wrapping for the small integers as PyTorch's pow(x, 2) (bool arrives as int64).
+struct Square {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { return static_cast<C>(x * x); }
+};
+/// NaN, +inf and -inf replaced by the given values (the front end fills in the dtype's limits
+/// for the defaults); integers have none of them.
+struct NanToNum {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
+    if constexpr (is_real_v<C>) {
+      if (x != x) return p.nan;
+      if (x == C(INFINITY)) return p.posinf;
+      if (x == C(-INFINITY)) return p.neginf;
+    }
+    return x;
+  }
+};
+/// x for x > 0, else x * negative_slope (in alpha); NaN stays NaN.
+struct LeakyRelu {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const { return x > C(0) ? x : x * p.alpha; }
+};
+/// scale * (x > 0 ? x : alpha * (exp(x) - 1)), scale in beta (1 for elu, selu's constant for selu).
+struct Elu {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
+    return x <= C(0) ? ::expm1(x) * (p.alpha * p.beta) : x * p.beta;
+  }
+};
+/// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch).
+struct Softplus {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
+    const C bx = x * p.beta;
+    return bx > p.threshold ? x : ::log1p(::exp(bx)) / p.beta;
+  }
+};
+/// Clamp to [lo, hi] (both always given), lo first as clamp; the backward differs from clamp's.
+struct Hardtanh {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
+    if (is_nan(x)) return x;
+    if (x < p.lo) x = p.lo;
+    if (x > p.hi) x = p.hi;
+    return x;
+  }
+};
+/// GELU's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct GeluTanh {
+  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
+    const C inner = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+    return C(0.5) * x * (C(1) + ::tanh(inner));
+  }
 };
 
 // ---- binary -------------------------------------------------------------------------------
@@ -290,6 +421,12 @@ struct LogicalOr {
 };
 struct LogicalXor {
   template <class C> LOCUS_HD bool operator()(C a, C b, const Params<C>&) const { return static_cast<bool>(a) != static_cast<bool>(b); }
+};
+struct Atan2 {
+  template <class C> LOCUS_HD C operator()(C a, C b, const Params<C>&) const { return ::atan2(a, b); }
+};
+struct Hypot {
+  template <class C> LOCUS_HD C operator()(C a, C b, const Params<C>&) const { return ::hypot(a, b); }
 };
 
 }  // namespace locus::ops::fn

@@ -255,11 +255,14 @@ struct DeferredCheckArgs {
 
 /// The scalar operands and parameters of an elementwise kernel, as the front end gives them
 /// (Scalars; a kernel converts them to its compute type).
+/// None of them but `other` and clamp's bounds takes part in type promotion.
 struct ElementwiseScalars {
   Scalar other;         ///< the second operand of a tensor-scalar binary op (has_other)
-  Scalar alpha = 1;     ///< add / sub: a + alpha * b
-  Scalar lo, hi;        ///< clamp's bounds (has_lo / has_hi); fill's value is `other`
+  Scalar alpha = 1;     ///< add / sub: a + alpha * b; elu's alpha; leaky_relu's negative_slope
+  Scalar lo, hi;        ///< clamp's and hardtanh's bounds (has_lo / has_hi); fill's value is `other`
   bool has_other = false, has_lo = false, has_hi = false;
+  Scalar beta = 1, threshold = 20;  ///< softplus's; elu's output scale is beta (selu's constant)
+  Scalar nan = 0, posinf, neginf;   ///< nan_to_num's replacements, as the dtype holds them
 };
 
 /// An elementwise kernel over iter (out, inputs...): inputs in the op's compute dtype, the

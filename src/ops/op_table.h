@@ -16,6 +16,8 @@
 //   x, y   unary: the input (cast to the output's dtype) and the output
 //   a, b   binary: the inputs (cast to the output's dtype; b is a 0-dim tensor for a scalar)
 //   alpha  add/sub's Scalar, and lo, hi: clamp's optional bounds
+//   s      unary: every scalar parameter of the call (ElementwiseScalars: elu's alpha, softplus's
+//          beta and threshold, hardtanh's bounds, ...)
 // Each result is summed back to its input's shape and dtype. NO_GRAD marks an op whose result
 // is never differentiable (bool outputs); wrap an expression that contains commas in parens.
 // This file includes nothing: nvcc and the host compiler both expand it.
@@ -43,11 +45,38 @@
   X(Ceil,       ceil,         NoBool,       zeros_like(g))                            \
   X(Round,      round,        NoBool,       zeros_like(g))                            \
   X(Trunc,      trunc,        NoBool,       zeros_like(g))                            \
-  X(LogicalNot, logical_not,  Logical,      NO_GRAD)
+  X(LogicalNot, logical_not,  Logical,      NO_GRAD)                                  \
+  X(Tan,        tan,          Floating,     g * (y * y + 1))                          \
+  X(Sinh,       sinh,         Floating,     g * cosh(x))                              \
+  X(Cosh,       cosh,         Floating,     g * sinh(x))                              \
+  X(Asin,       asin,         Floating,     g * rsqrt(1 - x * x))                     \
+  X(Acos,       acos,         Floating,     -g * rsqrt(1 - x * x))                    \
+  X(Atan,       atan,         Floating,     g / (x * x + 1))                          \
+  X(Log2,       log2,         Floating,     g / (x * 0.6931471805599453))             \
+  X(Log10,      log10,        Floating,     g / (x * 2.302585092994046))              \
+  X(Exp2,       exp2,         Floating,     g * y * 0.6931471805599453)               \
+  X(Reciprocal, reciprocal,   Floating,     -g * (y * y))                             \
+  X(Frac,       frac,         FloatOnly,    g)                                        \
+  X(IsNan,      isnan,        Logical,      NO_GRAD)                                  \
+  X(IsInf,      isinf,        Logical,      NO_GRAD)                                  \
+  X(IsFinite,   isfinite,     Logical,      NO_GRAD)                                  \
+  X(Silu,       silu,         FloatOnly,    silu_backward(g, x))                      \
+  X(Mish,       mish,         FloatOnly,    mish_backward(g, x))                      \
+  X(Hardsigmoid, hardsigmoid, FloatOnly,    hardsigmoid_backward(g, x))               \
+  X(Hardswish,  hardswish,    FloatOnly,    hardswish_backward(g, x))                 \
+  X(LogSigmoid, logsigmoid,   FloatOnly,    logsigmoid_backward(g, x))
 
 // Unary ops with parameters, whose public functions are written by hand (same columns).
+// Their scalars travel in ElementwiseScalars (src/ops/kernel_table.h) and fn::Params.
 #define LOCUS_SPECIAL_UNARY_OPS(X)                                                      \
-  X(Clamp,      clamp,        Bounds,       g * within_bounds(x, lo, hi))
+  X(Clamp,      clamp,        Bounds,       g * within_bounds(x, lo, hi))             \
+  X(Square,     square,       NoBool,       g * x * 2)                                \
+  X(NanToNum,   nan_to_num,   Same,         g * isfinite(x).to(g.dtype()))            \
+  X(LeakyRelu,  leaky_relu,   FloatOnly,    leaky_relu_backward(g, x, s))             \
+  X(Elu,        elu,          FloatOnly,    elu_backward(g, x, s))                    \
+  X(Softplus,   softplus,     FloatOnly,    softplus_backward(g, x, s))               \
+  X(Hardtanh,   hardtanh,     NoBool,       hardtanh_backward(g, x, s))               \
+  X(GeluTanh,   gelu,         FloatOnly,    gelu_tanh_backward(g, x))
 
 #define LOCUS_UNARY_OPS(X) LOCUS_PLAIN_UNARY_OPS(X) LOCUS_SPECIAL_UNARY_OPS(X)
 
@@ -78,7 +107,9 @@
   X(Ge,          ge,            Compare,  NO_GRAD,                  NO_GRAD)                     \
   X(LogicalAnd,  logical_and,   Logical,  NO_GRAD,                  NO_GRAD)                     \
   X(LogicalOr,   logical_or,    Logical,  NO_GRAD,                  NO_GRAD)                     \
-  X(LogicalXor,  logical_xor,   Logical,  NO_GRAD,                  NO_GRAD)
+  X(LogicalXor,  logical_xor,   Logical,  NO_GRAD,                  NO_GRAD)                     \
+  X(Atan2,       atan2,         Floating, g * b / (a * a + b * b),  -g * a / (a * a + b * b))    \
+  X(Hypot,       hypot,         FloatOnly, g * a / y,               g * b / y)
 
 #define LOCUS_BINARY_OPS(X) LOCUS_SPECIAL_BINARY_OPS(X) LOCUS_PLAIN_BINARY_OPS(X)
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "locus/arg.h"
 #include "locus/nn/cloneable.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
@@ -41,12 +42,21 @@ class ReLUImpl : public Cloneable<ReLUImpl> {
 };
 LOCUS_MODULE(ReLU);
 
-/// The exact (erf) GELU.
+/// GELU's options: `GELUOptions().approximate("tanh")`.
+struct GELUOptions {
+  /// "none": the exact (erf) form; "tanh": the tanh approximation. Anything else is a ValueError
+  /// when the module runs, as in PyTorch.
+  LOCUS_ARG(std::string, approximate) = "none";
+};
+
+/// x * Phi(x): the exact (erf) GELU, or its tanh approximation with `approximate("tanh")`.
 class GELUImpl : public Cloneable<GELUImpl> {
  public:
+  explicit GELUImpl(const GELUOptions& options_ = {}) : options(options_) {}
   void reset() override {}
   Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override { return "approximate='none'"; }
+  std::string extra_repr() const override { return "approximate='" + options.approximate() + "'"; }
+  GELUOptions options;
 };
 LOCUS_MODULE(GELU);
 

@@ -23,6 +23,8 @@ fn::Params<C> params_of(const ops::ElementwiseScalars& s) {
   p.alpha = s.alpha.to<C>();
   p.lo = s.lo.to<C>(), p.hi = s.hi.to<C>();
   p.has_lo = s.has_lo, p.has_hi = s.has_hi;
+  p.beta = s.beta.to<C>(), p.threshold = s.threshold.to<C>();
+  p.nan = s.nan.to<C>(), p.posinf = s.posinf.to<C>(), p.neginf = s.neginf.to<C>();
   return p;
 }
 
