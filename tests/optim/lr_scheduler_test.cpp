@@ -114,6 +114,42 @@ TEST(LRScheduler, OneCycleCyclesAdamsBeta1) {
   EXPECT_NO_THROW((sched::OneCycleLR{adagrad, sched::OneCycleLROptions(0.01, 10).cycle_momentum(false)}));
 }
 
+// The snippet of docs/training.md ("Parameter groups and learning-rate schedulers"), as written
+// there: two groups, a changed rate, five epochs of linear warm-up and then cosine annealing.
+TEST(LRScheduler, TrainingDocSnippet) {
+  // A model with a body and a head, each with parameters() as a module handle has.
+  struct Part {
+    std::vector<Tensor> params;
+    std::vector<Tensor> parameters() const { return params; }
+  };
+  struct Model {
+    std::shared_ptr<Part> body, head;
+  };
+  const auto model = std::make_shared<Model>(Model{std::make_shared<Part>(Part{{zeros({3}).requires_grad_()}}),
+                                                   std::make_shared<Part>(Part{{zeros({2}).requires_grad_()}})});
+  int trained = 0;
+  auto train = [&](optim::Optimizer& opt) { trained += static_cast<int>(opt.param_groups().size()); };
+  // ---- as in the doc
+  namespace sched = optim::lr_scheduler;
+  optim::SGD opt({optim::OptimizerParamGroup(model->body->parameters()),
+                  optim::OptimizerParamGroup(model->head->parameters(), optim::SGDOptions(0.01).momentum(0.9))},
+                 optim::SGDOptions(0.1).momentum(0.9));
+  opt.param_groups()[0].options().set_lr(0.05);
+  sched::SequentialLR scheduler(opt, {std::make_shared<sched::LinearLR>(opt, 0.1, 1.0, 5),
+                                      std::make_shared<sched::CosineAnnealingLR>(opt, 95)}, {5});
+  for (int epoch = 0; epoch < 100; ++epoch) {
+    train(opt);
+    scheduler.step();
+  }
+  // ----
+  EXPECT_EQ(trained, 200);
+  // The warm-up started from the rate set before the schedulers (initial_lr), and 95 epochs of
+  // cosine annealing end at eta_min.
+  EXPECT_EQ(opt.param_groups()[0].scheduler_values().at("initial_lr"), 0.05);
+  EXPECT_NEAR(scheduler.get_last_lr()[0], 0.0, 1e-12);
+  EXPECT_NEAR(scheduler.get_last_lr()[1], 0.0, 1e-12);
+}
+
 TEST(ReduceLROnPlateau, ReducesAfterPatienceAndResumes) {
   auto opt = two_group_sgd(0.1, 0.01);
   sched::ReduceLROnPlateau plateau(*opt,
