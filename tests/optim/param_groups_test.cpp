@@ -191,6 +191,29 @@ TEST(ParamGroups, LoadStateDictChecksTheGroups) {
   EXPECT_EQ(loaded.state_dict().at("0.step").item<int64_t>(), 1);
 }
 
+// PyTorch's wording, numbers as Python's repr writes them.
+TEST(ParamGroups, ArgumentErrorsReadAsPyTorchs) {
+  const std::vector<Tensor> ps = fresh_params(13);
+  const auto message = [](const std::function<void()>& make) -> std::string {
+    try {
+      make();
+    } catch (const ValueError& e) {
+      return e.what();
+    }
+    return "no ValueError";
+  };
+  EXPECT_EQ(message([&] { optim::SGD(ps, optim::SGDOptions(-1e-5)); }), "Invalid learning rate: -1e-05");
+  EXPECT_EQ(message([&] { optim::Adam(ps, optim::AdamOptions().betas(1.0, 0.999)); }),
+            "Invalid beta parameter at index 0: 1.0");
+  EXPECT_EQ(message([&] { optim::RMSprop(ps, optim::RMSpropOptions().eps(-0.0001)); }), "Invalid epsilon value: -0.0001");
+  EXPECT_EQ(message([&] { optim::Adagrad(ps, optim::AdagradOptions().initial_accumulator_value(-1e16)); }),
+            "Invalid initial_accumulator_value value: -1e+16");
+  EXPECT_EQ(message([&] { optim::NAdam(ps, optim::NAdamOptions().momentum_decay(-2.5e-8)); }),
+            "Invalid momentum_decay value: -2.5e-08");
+  EXPECT_EQ(message([&] { optim::RAdam(ps, optim::RAdamOptions().weight_decay(-123.25)); }),
+            "Invalid weight_decay value: -123.25");
+}
+
 TEST(ParamGroups, NewOptimizersKeepMasterWeights) {
   Tensor p = tensor({1.0f, -2.0f, 3.0f}).to(kBFloat16).requires_grad_();
   optim::RMSprop rms({p}, optim::RMSpropOptions(1e-4).master_weights(true));
