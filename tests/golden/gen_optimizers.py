@@ -1,7 +1,8 @@
 """Golden family `optimizers`: three steps of RMSprop, Adagrad, Adamax, NAdam, RAdam and
 Adam/AdamW with amsgrad on two parameters with fixed gradients (float32 and float64, as
 gen_optim in generate.py), the same with two parameter groups whose options differ and whose
-first group's lr changes between steps, and the optimizers' argument errors."""
+first group's lr and the second group's weight_decay change between steps, and the
+optimizers' argument errors."""
 
 import torch
 
@@ -38,9 +39,10 @@ def ins_for(d, key, steps=STEPS):
     return ins
 
 
-def run_opt(kind, kw, group1=None, set_lr=None):
-    """Steps the optimizer; with group1, p1 is a second group with those options, and with
-    set_lr, group 0's lr becomes set_lr after the first step."""
+def run_opt(kind, kw, group1=None, set_lr=None, set_wd=None):
+    """Steps the optimizer; with group1, p1 is a second group with those options, with set_lr,
+    group 0's lr becomes set_lr after the first step, and with set_wd, group 1's weight_decay
+    becomes set_wd after the second."""
     def f(*ts):
         params = [t.detach().clone().requires_grad_(True) for t in ts[:2]]
         if group1 is None:
@@ -54,6 +56,8 @@ def run_opt(kind, kw, group1=None, set_lr=None):
             opt.step()
             if s == 0 and set_lr is not None:
                 opt.param_groups[0]['lr'] = set_lr
+            if s == 1 and set_wd is not None:
+                opt.param_groups[1]['weight_decay'] = set_wd
             outs.extend(p.detach().clone() for p in params)
         return tuple(outs)
     return f
@@ -110,11 +114,11 @@ def generate():
             F.case('optimizers/radam/long/%d/%s' % (k, d), 'optimizer', dict(kind='radam', **args_of(kw)),
                    ins_for(d, 'optimizers/radam/long/%d' % k, steps=10), run_opt('radam', kw))
     for kind, kw, group1, set_lr in GROUPS:
-        args = dict(kind=kind, **args_of(kw), set_lr=float(set_lr))
+        args = dict(kind=kind, **args_of(kw), set_lr=float(set_lr), set_wd=0.05)
         args.update({'g1_' + k: v for k, v in args_of(group1).items()})
         for d in ('float32', 'float64'):
             F.case('optimizers/groups/%s/%s' % (kind, d), 'optimizer_groups', args,
-                   ins_for(d, 'optimizers/groups/' + kind), run_opt(kind, kw, group1, set_lr))
+                   ins_for(d, 'optimizers/groups/' + kind), run_opt(kind, kw, group1, set_lr, 0.05))
     for k, (kind, kw) in enumerate(ERRORS):
         F.case('optimizers/%s/error/%d' % (kind, k), 'optimizer', dict(kind=kind, **args_of(kw)),
                ins_for('float32', 'optimizers/err'), run_opt(kind, kw))

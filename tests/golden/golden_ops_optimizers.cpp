@@ -57,8 +57,8 @@ std::unique_ptr<optim::Optimizer> make(const std::string& kind, std::vector<opti
 }
 
 // Parameters p0, p1 (x(0), x(1)) and the gradients of each step after them: the parameters
-// after every step. With groups, p1 is a second group with the `g1_` options, and group 0's lr
-// becomes `set_lr` after the first step.
+// after every step. With groups, p1 is a second group with the `g1_` options, group 0's lr
+// becomes `set_lr` after the first step and group 1's weight_decay `set_wd` after the second.
 Outs run(const Ctx& c, bool groups) {
   std::vector<Tensor> params;
   for (size_t k = 0; k < 2; ++k) params.push_back(c.x(k).detach().clone().requires_grad_());
@@ -66,7 +66,7 @@ Outs run(const Ctx& c, bool groups) {
   std::unique_ptr<optim::OptimizerOptions> defaults = defaults_of(kind);
   std::map<std::string, double> values, group1;
   for (const auto& [key, v] : c.c.args) {
-    if (key == "kind" || key == "set_lr") continue;
+    if (key == "kind" || key == "set_lr" || key == "set_wd") continue;
     if (key.rfind("g1_", 0) == 0)
       group1[key.substr(3)] = std::strtod(v.c_str(), nullptr);
     else
@@ -89,6 +89,7 @@ Outs run(const Ctx& c, bool groups) {
     for (size_t k = 0; k < 2; ++k) params[k].set_grad(c.x(2 + 2 * s + k));
     opt->step();
     if (s == 0 && c.has("set_lr")) opt->param_groups()[0].options().set_lr(c.f64("set_lr"));
+    if (s == 1 && c.has("set_wd")) opt->param_groups()[1].options().set_values({{"weight_decay", c.f64("set_wd")}});
     for (const Tensor& p : params) outs.push_back(p.detach().clone());
   }
   return outs;
