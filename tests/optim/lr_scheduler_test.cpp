@@ -164,7 +164,7 @@ TEST(ReduceLROnPlateau, ReducesAfterPatienceAndResumes) {
   sched::ReduceLROnPlateau resumed(*other,
                                    sched::ReduceLROnPlateauOptions().patience(1).factor(0.5).min_lr({0.0, 0.004}));
   resumed.load_state_dict(saved);
-  for (double m : {1.0, 1.0, 0.5, 0.5, 0.5}) plateau.step(m), resumed.step(m);
+  for (double m : {1.0, 1.0, 0.5, 0.5, 0.5}) plateau.step(m), resumed.step(tensor(m));  // a loss tensor too
   EXPECT_EQ(resumed.get_last_lr(), plateau.get_last_lr());
   EXPECT_EQ(plateau.get_last_lr()[1], 0.004);  // floored at min_lr
 }

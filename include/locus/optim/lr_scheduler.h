@@ -325,6 +325,8 @@ class ReduceLROnPlateau {
   explicit ReduceLROnPlateau(Optimizer& optimizer, ReduceLROnPlateauOptions options = {});
   /// One epoch with this value of the metric.
   void step(double metrics);
+  /// One epoch with this one-element tensor's value (a loss, as PyTorch's `float(metrics)`).
+  void step(const Tensor& metrics) { step(metrics.item<double>()); }
   /// The groups' rates after the last step().
   const std::vector<double>& get_last_lr() const noexcept { return last_lr_; }
   /// The state as float64 tensors: "best", "num_bad_epochs", "cooldown_counter", "last_epoch",
