@@ -48,6 +48,11 @@ train)
   refused 2 "--lr: expected a number greater than 0, such as 0.001, got '-0.1'" -- train --lr -0.1
   refused 2 "--lr: expected a number greater than 0, such as 0.001, got 'nan'" -- train --lr nan
   refused 2 "--optimizer: expected sgd, adam or adamw, got 'rmsprop'" -- train --optimizer rmsprop
+  refused 2 "--scheduler: expected none, cosine or step, got 'linear'" -- train --scheduler linear
+  refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got '-0.1'" -- train --weight-decay -0.1
+  refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got 'nan'" -- train --weight-decay nan
+  refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got 'inf'" -- train --weight-decay inf
+  refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got 'abc'" -- train --weight-decay abc
   refused 2 "--seed: expected an integer from 0 to 18446744073709551615, got '-1'" -- train --seed -1
   refused 2 "--seed: expected an integer from 0 to 18446744073709551615, got '18446744073709551616'" -- train --seed 18446744073709551616
   refused 2 "--workers: expected an integer from 0 to 256, got '-1'" -- train --workers -1
@@ -72,6 +77,16 @@ train)
   tiny_mnist
   "$locus" train --data data --device sim:1 --epochs 01 --batch-size 2 --seed 010 --workers 0 --lr 1e-3 > out 2> err || fail "a good command line failed"
   grep -qxF "locus train: MLP 784-256-10 on sim:1, 1 epochs, batch 2, adam lr 0.001, seed 10" out || fail "the header line"
+  grep -q "^epoch 1: lr 0.001, loss " out || fail "the epoch line's learning rate"
+  # A schedule and a weight decay: named in the header, the rate of each epoch in its line.
+  "$locus" train --data data --device cpu --epochs 2 --batch-size 2 --optimizer sgd --lr 0.1 --scheduler step \
+    --weight-decay 0.001 > out 2> err || fail "a run with --scheduler step failed"
+  grep -qxF "locus train: MLP 784-256-10 on cpu, 2 epochs, batch 2, sgd lr 0.1, weight decay 0.001, step schedule, seed 0" out ||
+    fail "the header line with a schedule"
+  grep -q "^epoch 1: lr 0.1, loss " out && grep -q "^epoch 2: lr 0.01, loss " out || fail "the step schedule's rates"
+  "$locus" train --data data --device cpu --epochs 2 --batch-size 2 --scheduler cosine > out 2> err ||
+    fail "a run with --scheduler cosine failed"
+  grep -q "^epoch 1: lr 0.001, loss " out && grep -q "^epoch 2: lr 0.0005, loss " out || fail "the cosine schedule's rates"
   ;;
 bench)
   refused 2 "--batch-sizes: expected an integer from 1 to 1000000, got '0'" -- bench --batch-sizes 0

@@ -152,6 +152,16 @@ CLI::Validator positive_number(const std::string& example) {
       "greater than 0");
 }
 
+CLI::Validator non_negative_number(const std::string& example) {
+  return CLI::Validator(
+      [example](std::string& text) -> std::string {
+        const std::optional<double> v = parse_number(text);
+        if (!v || !(*v >= 0)) return "expected a number of 0 or more, such as " + example + ", got '" + text + "'";
+        return {};
+      },
+      "0 or more");
+}
+
 CLI::Validator one_of(std::vector<std::string> choices) {
   const std::string names = listing(choices, "or");
   return CLI::Validator(

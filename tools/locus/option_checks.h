@@ -18,6 +18,8 @@ CLI::Validator unsigned_integer();
 CLI::Validator number_in(double lo, double hi);
 /// A finite decimal number greater than 0; `example` is shown in the message ("0.001").
 CLI::Validator positive_number(const std::string& example);
+/// A finite decimal number of 0 or more (a weight decay); `example` is shown in the message.
+CLI::Validator non_negative_number(const std::string& example);
 /// One of `choices`, exactly.
 CLI::Validator one_of(std::vector<std::string> choices);
 /// `auto` or a device this machine has; a refusal lists the devices there are.

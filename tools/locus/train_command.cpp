@@ -35,6 +35,8 @@ struct TrainArgs {
   int64_t batch_size = 64;
   double lr = 1e-3;
   std::string optimizer = "adam";
+  std::string scheduler = "none";   // none, cosine or step
+  std::optional<double> weight_decay;  // the optimizer's own default when not given
   uint64_t seed = 0;
   int workers = 0;
   std::string save;
@@ -105,7 +107,8 @@ void relaunch(const TrainArgs& a) {
                                       "--epochs", std::to_string(a.epochs), "--batch-size", std::to_string(a.batch_size),
                                       "--lr", exact(a.lr), "--optimizer", a.optimizer,
                                       "--seed", std::to_string(a.seed), "--workers", std::to_string(a.workers),
-                                      "--amp", a.amp};
+                                      "--amp", a.amp, "--scheduler", a.scheduler};
+  if (a.weight_decay) command.insert(command.end(), {"--weight-decay", exact(*a.weight_decay)});
   if (!a.save.empty()) command.insert(command.end(), {"--save", a.save});
   run_ranks_on_this_node(a.nproc, command);
 }
@@ -114,11 +117,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr) {
-  if (name == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions(lr).momentum(0.9));
-  if (name == "adam") return std::make_unique<optim::Adam>(std::move(params), lr);
-  if (name == "adamw") return std::make_unique<optim::AdamW>(std::move(params), lr);
-  throw ValueError("--optimizer must be sgd, adam or adamw, not '" + name + "'");
+// --weight-decay, when given, replaces the optimizer's default (AdamW's 0.01, else 0).
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainArgs& a, std::vector<Tensor> params) {
+  if (a.optimizer == "sgd") {
+    optim::SGDOptions o = optim::SGDOptions(a.lr).momentum(0.9);
+    if (a.weight_decay) o.weight_decay(*a.weight_decay);
+    return std::make_unique<optim::SGD>(std::move(params), o);
+  }
+  if (a.optimizer == "adam" || a.optimizer == "adamw") {
+    optim::AdamOptions o = (a.optimizer == "adamw" ? optim::AdamW::with_default_decay() : optim::AdamOptions()).lr(a.lr);
+    if (a.weight_decay) o.weight_decay(*a.weight_decay);
+    if (a.optimizer == "adamw") return std::make_unique<optim::AdamW>(std::move(params), o);
+    return std::make_unique<optim::Adam>(std::move(params), o);
+  }
+  throw ValueError("--optimizer must be sgd, adam or adamw, not '" + a.optimizer + "'");
+}
+
+// The per-epoch schedule --scheduler asks for: cosine anneals to 0 over the run, step divides
+// the rate by 10 after each third of it; none keeps the rate.
+std::unique_ptr<optim::lr_scheduler::LRScheduler> make_scheduler(const TrainArgs& a, optim::Optimizer& opt) {
+  if (a.scheduler == "none") return nullptr;
+  if (a.scheduler == "cosine") return std::make_unique<optim::lr_scheduler::CosineAnnealingLR>(opt, a.epochs);
+  if (a.scheduler == "step") return std::make_unique<optim::lr_scheduler::StepLR>(opt, std::max(1, a.epochs / 3), 0.1);
+  throw ValueError("--scheduler must be cosine, step or none, not '" + a.scheduler + "'");
 }
 
 // Fraction of correct predictions, in batches of 1000, without recording a graph.
@@ -164,8 +185,15 @@ void run_train(const TrainArgs& a) {
     group = distributed::new_group(backend, distributed::GroupOptions().device(where.is_cuda() ? where.index() : -1));
   }
   if (ranks.reports()) {
-    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g, seed %llu%s\n", where.str().c_str(),
-                a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr,
+    std::string extras;  // what differs from the defaults, so that a default run's header stays as it was
+    if (a.weight_decay) {
+      char wd[32];
+      std::snprintf(wd, sizeof wd, ", weight decay %g", *a.weight_decay);
+      extras += wd;
+    }
+    if (a.scheduler != "none") extras += ", " + a.scheduler + " schedule";
+    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g%s, seed %llu%s\n", where.str().c_str(),
+                a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr, extras.c_str(),
                 static_cast<unsigned long long>(a.seed),
                 lower ? (", autocast " + a.amp + (scaler.enabled() ? " with GradScaler" : "")).c_str() : "");
     if (group)
@@ -179,7 +207,8 @@ void run_train(const TrainArgs& a) {
   model->to(where);  // once, at startup
   std::optional<nn::DistributedDataParallel> ddp;
   if (group) ddp.emplace(model, group);  // every rank starts from rank 0's weights
-  auto opt = make_optimizer(a.optimizer, model->parameters(), a.lr);
+  auto opt = make_optimizer(a, model->parameters());
+  auto scheduler = make_scheduler(a, *opt);
   auto options = data::DataLoaderOptions(rank_batch).num_workers(a.workers).pin_memory(where.is_cuda()).device(where);
   std::shared_ptr<data::DistributedSampler> sampler;
   if (group) {
@@ -192,6 +221,7 @@ void run_train(const TrainArgs& a) {
   double total_time = 0, acc = 0;
   for (int epoch = 1; epoch <= a.epochs; ++epoch) {
     if (sampler) sampler->set_epoch(static_cast<uint64_t>(epoch));
+    const double epoch_lr = opt->param_groups().front().options().get_lr();  // what this epoch trains with
     const auto t0 = std::chrono::steady_clock::now();
     auto last_print = t0;
     int64_t seen = 0;
@@ -217,11 +247,12 @@ void run_train(const TrainArgs& a) {
     }
     const double dt = seconds_since(t0);
     total_time += dt;
+    if (scheduler) scheduler->step();  // every rank, so that the rates stay equal
     if (!ranks.reports()) continue;
     acc = accuracy(*model, *test_set, where, lower);
     std::fprintf(stderr, "\n");
-    std::printf("epoch %d: loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, shown_loss, 100 * acc, dt,
-                static_cast<double>(train_set->size()) / dt);
+    std::printf("epoch %d: lr %g, loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, epoch_lr, shown_loss,
+                100 * acc, dt, static_cast<double>(train_set->size()) / dt);
     std::fflush(stdout);
   }
   if (ranks.reports()) {
@@ -258,6 +289,14 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9), adam or adamw")
       ->capture_default_str()
       ->check(one_of({"sgd", "adam", "adamw"}));
+  cmd->add_option("--weight-decay", args->weight_decay,
+                  "weight decay (L2 for sgd and adam, decoupled for adamw; default: the optimizer's, 0.01 for adamw)")
+      ->check(non_negative_number("0.01"));
+  cmd->add_option("--scheduler", args->scheduler,
+                  "learning-rate schedule per epoch: none, cosine (anneal to 0 over the run) or step (x0.1 after "
+                  "each third)")
+      ->capture_default_str()
+      ->check(one_of({"none", "cosine", "step"}));
   cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")
       ->capture_default_str()
       ->transform(unsigned_integer());

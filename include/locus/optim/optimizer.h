@@ -1,0 +1,240 @@
+#pragma once
+/// \file optimizer.h
+/// The optimizer base (torch.optim.Optimizer, LibTorch's torch::optim::Optimizer): parameter
+/// groups with their own options, per-parameter state that follows the parameters' devices,
+/// state_dict()/load_state_dict().
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "locus/tensor.h"
+
+namespace locus::optim {
+
+namespace detail {
+/// Throws ValueError for an option name that an optimizer's options do not have.
+[[noreturn]] void throw_unknown_option(const std::string& name);
+}  // namespace detail
+
+/// The options of one parameter group, as LibTorch's OptimizerOptions: every optimizer's
+/// options derive from it, and `group.options()` returns this base (static_cast it to the
+/// optimizer's options, `static_cast<AdamOptions&>(group.options()).beta1()`, for the rest).
+class OptimizerOptions {
+ public:
+  /// Destroys the derived options.
+  virtual ~OptimizerOptions() = default;
+  /// A copy of the derived options.
+  virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+  /// The learning rate.
+  virtual double get_lr() const = 0;
+  /// Sets the learning rate (what the LR schedulers call); the next step() uses it.
+  virtual void set_lr(double lr) = 0;
+  /// Every option by its PyTorch name, flags as 0 or 1: what Optimizer::state_dict() saves.
+  virtual std::map<std::string, double> values() const = 0;
+  /// Sets the options named in `values` (names from values()); ValueError for an unknown name.
+  virtual void set_values(const std::map<std::string, double>& values) = 0;
+  /// Whether this group keeps float32 master copies of float16/bfloat16 parameters.
+  virtual bool uses_master_weights() const = 0;
+};
+
+/// Implements OptimizerOptions for `Derived` (LibTorch's OptimizerCloneableOptions): Derived has
+/// `lr()`, `master_weights()` and `for_each_option(f)`, which calls `f(name, member)` for
+/// every option.
+template <typename Derived>
+class OptimizerCloneableOptions : public OptimizerOptions {
+ public:
+  /// A copy of the Derived options.
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+  }
+  /// The learning rate.
+  double get_lr() const override { return static_cast<const Derived&>(*this).lr(); }
+  /// Sets the learning rate.
+  void set_lr(double lr) override { static_cast<Derived&>(*this).lr(lr); }
+  /// Every option by name.
+  std::map<std::string, double> values() const override {
+    std::map<std::string, double> out;
+    const_cast<Derived&>(static_cast<const Derived&>(*this)).for_each_option([&](const char* name, auto& v) {
+      out[name] = static_cast<double>(v);
+    });
+    return out;
+  }
+  /// Sets the options named in `values`.
+  void set_values(const std::map<std::string, double>& values) override {
+    size_t used = 0;
+    static_cast<Derived&>(*this).for_each_option([&](const char* name, auto& v) {
+      auto it = values.find(name);
+      if (it == values.end()) return;
+      ++used;
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
+        v = it->second != 0;
+      else
+        v = it->second;
+    });
+    if (used != values.size()) unknown_option(values);
+  }
+  /// Whether master weights are kept.
+  bool uses_master_weights() const override { return static_cast<const Derived&>(*this).master_weights(); }
+
+ private:
+  void unknown_option(const std::map<std::string, double>& values) const {
+    const std::map<std::string, double> known = this->values();
+    for (const auto& [name, v] : values)
+      if (!known.count(name)) detail::throw_unknown_option(name);
+  }
+};
+
+/// A list of parameters and, optionally, their own options (those missing are the optimizer's
+/// defaults when the group joins it), as LibTorch's OptimizerParamGroup.
+class OptimizerParamGroup {
+ public:
+  /// A group that takes the optimizer's default options.
+  OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}  // NOLINT: implicit as LibTorch's
+  /// A group with its own options.
+  OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
+      : params_(std::move(params)), options_(std::move(options)) {}
+  /// A group with its own options, given by value: `OptimizerParamGroup(ps, SGDOptions(0.1))`.
+  template <typename O, typename = std::enable_if_t<std::is_base_of_v<OptimizerOptions, O>>>
+  OptimizerParamGroup(std::vector<Tensor> params, const O& options)
+      : params_(std::move(params)), options_(options.clone()) {}
+  /// A copy (the options are cloned).
+  OptimizerParamGroup(const OptimizerParamGroup& other)
+      : params_(other.params_),
+        options_(other.options_ ? other.options_->clone() : nullptr),
+        scheduler_values_(other.scheduler_values_) {}
+  /// Moves.
+  OptimizerParamGroup(OptimizerParamGroup&&) noexcept = default;
+  /// Copies (the options are cloned).
+  OptimizerParamGroup& operator=(const OptimizerParamGroup& other) {
+    if (this != &other) *this = OptimizerParamGroup(other);
+    return *this;
+  }
+  /// Moves.
+  OptimizerParamGroup& operator=(OptimizerParamGroup&&) noexcept = default;
+  /// Whether the group has options (every group of an optimizer has).
+  bool has_options() const noexcept { return static_cast<bool>(options_); }
+  /// The group's options; ValueError when it has none.
+  OptimizerOptions& options();
+  /// The group's options; ValueError when it has none.
+  const OptimizerOptions& options() const;
+  /// Replaces the group's options.
+  void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+  /// The group's parameters.
+  std::vector<Tensor>& params() noexcept { return params_; }
+  /// The group's parameters.
+  const std::vector<Tensor>& params() const noexcept { return params_; }
+  /// What LR schedulers keep in the group, as PyTorch keeps them in its dict: "initial_lr"
+  /// (the rate a schedule starts from, set by the first scheduler), OneCycleLR's "max_lr",
+  /// "min_lr", "max_momentum", "base_momentum". Saved with the optimizer's state_dict().
+  std::map<std::string, double>& scheduler_values() noexcept { return scheduler_values_; }
+  /// What LR schedulers keep in the group.
+  const std::map<std::string, double>& scheduler_values() const noexcept { return scheduler_values_; }
+
+ private:
+  std::vector<Tensor> params_;
+  std::unique_ptr<OptimizerOptions> options_;
+  std::map<std::string, double> scheduler_values_;
+};
+
+/// Updates the parameters of its groups from their gradients, each group with its own options
+/// (read afresh at every step, so changing `lr` or any option between steps takes effect at the
+/// next one). Parameters without a gradient are skipped. step() runs without recording a graph.
+class Optimizer {
+ public:
+  /// An optimizer over `param_groups`; groups without options get a copy of `defaults`.
+  /// ValueError for no parameters, a parameter in two groups, or an undefined parameter;
+  /// DTypeError for a non-floating one.
+  Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults);
+  /// One group of `params` with the default options.
+  Optimizer(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> defaults);
+  /// Destroys the optimizer (its state with it).
+  virtual ~Optimizer() = default;
+  /// One update of every parameter that has a gradient.
+  virtual void step() = 0;
+  /// Clears (default) or zeroes every parameter's gradient.
+  void zero_grad(bool set_to_none = true);
+  /// Moves the state to `device` now (it also follows the parameters lazily at step()).
+  Optimizer& to(Device device);
+  /// Adds a group (its missing options from the defaults), as PyTorch's add_param_group.
+  /// ValueError when one of its parameters is already in a group.
+  void add_param_group(const OptimizerParamGroup& param_group);
+  /// The groups; their options may be changed between steps.
+  std::vector<OptimizerParamGroup>& param_groups() noexcept { return groups_; }
+  /// The groups.
+  const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return groups_; }
+  /// Every parameter of every group, in order (a parameter's index in state_dict()).
+  const std::vector<Tensor>& params() const;
+  /// Every parameter of every group, as LibTorch's parameters().
+  const std::vector<Tensor>& parameters() const { return params(); }
+  /// The options groups added without their own get.
+  OptimizerOptions& defaults() noexcept { return *defaults_; }
+  /// The options groups added without their own get.
+  const OptimizerOptions& defaults() const noexcept { return *defaults_; }
+  /// The state by "<param index>.<name>" ("0.momentum_buffer", "3.exp_avg", "3.step"), the
+  /// number of step() calls as "step", and the groups as "param_groups.<g>.<option>" (float64),
+  /// "param_groups.<g>.scheduler.<name>" (its scheduler_values()) and "param_groups.<g>.params"
+  /// (the int64 indices of its parameters); all detached.
+  std::map<std::string, Tensor> state_dict() const;
+  /// Restores state saved by state_dict(), placing each tensor on its parameter's device. The
+  /// groups' options are restored when saved; ValueError when the saved groups' sizes differ
+  /// from this optimizer's (as PyTorch). A dictionary without groups or per-parameter steps
+  /// (saved before groups existed) loads as before.
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+  /// Whether float16 and bfloat16 parameters of the first group are updated through float32
+  /// master copies.
+  bool master_weights() const;
+
+ protected:
+  /// The named state tensor of parameter i, created as zeros like the parameter on first use
+  /// and moved to the parameter's device (and dtype) if the parameter has moved. With master
+  /// weights, the state of a float16/bfloat16 parameter is float32.
+  Tensor& state(size_t i, const std::string& name);
+  bool has_state(size_t i, const std::string& name) const;
+  /// What step() updates for parameter i: the parameter, or its float32 master copy (state
+  /// "master_weight", made from the parameter on first use) when master weights are kept.
+  Tensor updated(size_t i);
+  /// Parameter i's gradient in updated(i)'s dtype; undefined when it has none.
+  Tensor gradient(size_t i);
+  /// After an update of updated(i): the master copy rounded into the parameter.
+  void write_back(size_t i);
+  /// Parameter i's step count (PyTorch's state["step"]), incremented by the optimizer.
+  int64_t& param_step(size_t i);
+  /// Parameter i's named number state (NAdam's "mu_product"), `initial` on first use; saved
+  /// by state_dict() as a 0-dim float64 tensor (Note [Scalar state]).
+  double& param_scalar(size_t i, const std::string& name, double initial);
+  /// Calls `f(options, first, last)` for every group: its options as O and the flat indices
+  /// [first, last) of its parameters. Counts the step first.
+  template <typename O, typename F>
+  void for_each_group(F&& f) {
+    sync_groups();
+    ++steps_;
+    size_t first = 0;
+    for (OptimizerParamGroup& g : groups_) {
+      const size_t last = first + g.params().size();
+      f(static_cast<O&>(g.options()), first, last);
+      first = last;
+    }
+  }
+  int64_t steps_ = 0;
+
+ private:
+  void sync_groups() const;
+  bool uses_master(size_t i) const;
+  void check_param(const Tensor& p, size_t index) const;
+  std::vector<OptimizerParamGroup> groups_;
+  std::unique_ptr<OptimizerOptions> defaults_;
+  // The flat list of the groups' parameters and their state, rebuilt (the state following its
+  // parameter) when a group's params() were changed in place.
+  mutable std::vector<Tensor> params_;
+  mutable std::vector<std::map<std::string, Tensor>> state_;
+  mutable std::vector<int64_t> param_steps_;
+  mutable std::vector<std::map<std::string, double>> scalars_;
+  mutable std::vector<bool> master_;
+};
+
+}  // namespace locus::optim
