@@ -94,6 +94,32 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
 };
 LOCUS_MODULE(Flatten);
 
+/// Returns its input unchanged (a placeholder where a layer is optional).
+class IdentityImpl : public Cloneable<IdentityImpl> {
+ public:
+  void reset() override {}
+  /// `x` itself.
+  Tensor forward(const Tensor& x) override { return x; }
+};
+LOCUS_MODULE(Identity);
+
+/// Splits dim `dim` into `sizes` (one of which may be -1, inferred), as PyTorch's
+/// nn.Unflatten(dim, unflattened_size): `nn::Unflatten(1, {2, 5})` maps [N, 10] to [N, 2, 5].
+/// IndexError for a dim out of range; ShapeError when the sizes do not multiply to the dim's
+/// size; ValueError for more than one -1 or a size below -1.
+class UnflattenImpl : public Cloneable<UnflattenImpl> {
+ public:
+  void reset() override {}
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes);
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+
+ private:
+  int64_t dim_;
+  std::vector<int64_t> sizes_;
+};
+LOCUS_MODULE(Unflatten);
+
 /// Runs its modules in order; they are named "0", "1", ... as in PyTorch.
 class SequentialImpl : public Module {
  public:
