@@ -39,7 +39,7 @@ void check_binary_arguments(const char* loss, const Tensor& input, const Tensor&
 // max(log(x), -100) without a NaN gradient where x is 0: log(0) = -inf would send 0 * inf back
 // through the clamp. PyTorch's own kernel has a hand-written gradient, (x - t) / max(x (1 - x),
 // 1e-12), that is huge but finite there; this one is 0 for the clamped term instead. The two
-// differ only where x is within e^-100 of 0 or 1 (docs/design.md's deviations).
+// differ only where x is within e^-100 of 0 or 1 (said in functional.h).
 Tensor clamped_log(const Tensor& x) {
   const Tensor positive = x > 0;
   const Tensor safe = where(positive, x, ones_like(x));

@@ -53,12 +53,16 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
 /// As F.kl_div of log-probabilities `input` against probabilities `target` (log-probabilities
 /// with log_target): target (log target - input) pointwise, 0 where target is 0; reduced by
 /// mean (over every element, as PyTorch 1.13), sum, none or batchmean (sum / input.size(0)).
+/// The gradient with respect to a target element that is 0 leaves out t log t's (infinite) term,
+/// where PyTorch's is NaN.
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
 
 /// As F.binary_cross_entropy of probabilities `input` against `target` in [0, 1]:
 /// -weight (t log x + (1 - t) log(1 - x)), each log clamped at -100 as PyTorch does, reduced.
 /// ShapeError for different shapes, ValueError for an input element outside [0, 1] (this reads
 /// the input on the host: a wait on an accelerator), DTypeError for input and target of two dtypes.
+/// Where an input is exactly 0 or 1 the clamped log's gradient is 0, where PyTorch's hand-written
+/// one is (x - t) / 1e-12: finite either way, and equal everywhere else.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyFuncOptions& options = {});
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "locus/nn/cloneable.h"
@@ -118,7 +119,17 @@ class UnflattenImpl : public Cloneable<UnflattenImpl> {
   int64_t dim_;
   std::vector<int64_t> sizes_;
 };
-LOCUS_MODULE(Unflatten);
+
+/// The handle of UnflattenImpl, written out so that the sizes can be a braced list:
+/// `nn::Unflatten(1, {2, 5})`.
+class Unflatten : public ModuleHolder<UnflattenImpl> {
+ public:
+  using ModuleHolder<UnflattenImpl>::ModuleHolder;
+  /// Splits dim `dim` into `sizes`.
+  Unflatten(int64_t dim, std::vector<int64_t> sizes)
+      : ModuleHolder<UnflattenImpl>(std::make_shared<UnflattenImpl>(dim, std::move(sizes))) {}
+  LOCUS_HANDLE_TO_METHODS(Unflatten)
+};
 
 /// Runs its modules in order; they are named "0", "1", ... as in PyTorch.
 class SequentialImpl : public Module {
