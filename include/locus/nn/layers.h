@@ -111,8 +111,11 @@ LOCUS_MODULE(Identity);
 class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
   void reset() override {}
+  /// Splits dim `dim` (negative counts from the end) into `sizes`.
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes);
+  /// `x` with dim `dim` replaced by `sizes` (a view where reshape gives one).
   Tensor forward(const Tensor& x) override;
+  /// PyTorch's "dim=1, unflattened_size=(2, 5)".
   std::string extra_repr() const override;
 
  private:

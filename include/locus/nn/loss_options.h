@@ -92,6 +92,7 @@ struct BCEWithLogitsLossOptions {
 
 /// Options of CrossEntropyLoss and F::cross_entropy.
 struct CrossEntropyLossOptions {
+  /// The defaults: no weight, ignore_index -100, mean, no smoothing.
   CrossEntropyLossOptions() = default;
   /// The options of nn::cross_entropy (reduction and ignore_index), as CrossEntropyLoss took them.
   CrossEntropyLossOptions(const ClassLossOptions& o)  // NOLINT: implicit, for old callers
@@ -108,6 +109,7 @@ struct CrossEntropyLossOptions {
 
 /// Options of NLLLoss and F::nll_loss.
 struct NLLLossOptions {
+  /// The defaults: no weight, ignore_index -100, mean.
   NLLLossOptions() = default;
   /// From nn::nll_loss's options.
   NLLLossOptions(const ClassLossOptions& o)  // NOLINT: implicit, for old callers
