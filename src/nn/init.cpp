@@ -131,7 +131,7 @@ Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b)
   // inverse CDF, so every draw lands in [a, b] (Note [Init on the host] for erfinv).
   auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
   const double l = cdf((a - mean) / std), u = cdf((b - mean) / std);
-  std::vector<double> v = rand(tensor.shape(), TensorOptions().dtype(kFloat64).device(tensor.device())).to_vector<double>();
+  std::vector<double> v = rand(tensor.shape(), TensorOptions().dtype(kFloat64).device(tensor.device())).cpu().to_vector<double>();
   for (double& x : v) x = std::clamp(erfinv((2 * l - 1) + x * 2 * (u - l)) * std * std::sqrt(2.0) + mean, a, b);
   return fill_with(tensor, locus::tensor(v, tensor.shape(), TensorOptions().dtype(kFloat64)).to(tensor.device()));
 }
@@ -187,7 +187,7 @@ Tensor orthogonal_(Tensor tensor, double gain) {
   // PyTorch: the QR of a normal [rows, cols] matrix (its transpose when wider than tall), Q's
   // columns signed by R's diagonal so that the result is unique. Note [Init on the host].
   const std::vector<double> drawn =
-      randn({rows, cols}, TensorOptions().dtype(kFloat64).device(tensor.device())).to_vector<double>();
+      randn({rows, cols}, TensorOptions().dtype(kFloat64).device(tensor.device())).cpu().to_vector<double>();
   const bool wide = rows < cols;
   const int64_t m = wide ? cols : rows, n = wide ? rows : cols;  // A is m x n, m >= n
   std::vector<double> a(static_cast<size_t>(m * n));
