@@ -68,4 +68,13 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   return mul(input, mul(keep, 1.0 / (1.0 - p)));
 }
 
+namespace functional {
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) { return nn::linear(input, weight, bias); }
+
+Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
+  return nn::dropout(input, options.p(), options.training());
+}
+
+}  // namespace functional
 }  // namespace locus::nn

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <typeinfo>
+#include <utility>
+#include <vector>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
@@ -81,6 +83,54 @@ Tensor FlattenImpl::forward(const Tensor& x) { return x.flatten(start_, end_); }
 
 std::string FlattenImpl::extra_repr() const {
   return "start_dim=" + std::to_string(start_) + ", end_dim=" + std::to_string(end_);
+}
+
+UnflattenImpl::UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {
+  if (sizes_.empty()) throw ValueError("Unflatten: unflattened_size must be non-empty");
+  int64_t inferred = 0;
+  for (int64_t s : sizes_) {
+    if (s < -1) throw ValueError("Unflatten: invalid size " + std::to_string(s) + " in unflattened_size");
+    inferred += s == -1;
+  }
+  if (inferred > 1) throw ValueError("Unflatten: only one dimension can be inferred");
+}
+
+Tensor UnflattenImpl::forward(const Tensor& x) {
+  const int64_t rank = std::max<int64_t>(x.dim(), 1);
+  if (dim_ < -rank || dim_ >= rank)
+    throw IndexError("unflatten: Dimension out of range (expected to be in range of [" + std::to_string(-rank) + ", " +
+                     std::to_string(rank - 1) + "], but got " + std::to_string(dim_) + ")");
+  const int64_t dim = dim_ < 0 ? dim_ + x.dim() : dim_;
+  const int64_t whole = x.dim() == 0 ? 1 : x.size(dim);
+  int64_t known = 1;
+  for (int64_t s : sizes_)
+    if (s != -1) known *= s;
+  std::vector<int64_t> sizes = sizes_;
+  for (int64_t& s : sizes)
+    if (s == -1) s = known == 0 ? -2 : whole / known;  // -2: no size fits, reported below
+  int64_t product = 1;
+  for (int64_t s : sizes) product *= s;
+  if (product != whole || std::find(sizes.begin(), sizes.end(), -2) != sizes.end()) {
+    std::string list;
+    for (int64_t s : sizes_) list += (list.empty() ? "" : ", ") + std::to_string(s);
+    throw ShapeError("unflatten: Provided sizes [" + list + "] don't multiply up to the size of dim " +
+                     std::to_string(dim_) + " (" + std::to_string(whole) + ") in the input tensor");
+  }
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d == dim) shape.insert(shape.end(), sizes.begin(), sizes.end());
+    else shape.push_back(x.size(d));
+  }
+  if (x.dim() == 0) shape = sizes;
+  return x.reshape(Shape(shape));
+}
+
+std::string UnflattenImpl::extra_repr() const {
+  // Python prints the tuple: (2, 5), and a 1-tuple as (4,).
+  std::string list;
+  for (int64_t s : sizes_) list += (list.empty() ? "" : ", ") + std::to_string(s);
+  if (sizes_.size() == 1) list += ",";
+  return "dim=" + std::to_string(dim_) + ", unflattened_size=(" + list + ")";
 }
 
 SequentialImpl::SequentialImpl(std::initializer_list<AnyModule> modules)

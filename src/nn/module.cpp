@@ -78,6 +78,7 @@ std::ostream& operator<<(std::ostream& os, const Module& module) { return os << 
 void Module::clear_registrations() noexcept {
   parameters_.clear();
   buffers_.clear();
+  non_persistent_buffers_.clear();
   children_.clear();
 }
 
@@ -104,9 +105,29 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return value;
 }
 
-Tensor Module::register_buffer(const std::string& name, Tensor value) {
+Tensor Module::register_buffer(const std::string& name, Tensor value, bool persistent) {
   buffers_.emplace_back(name, value);
+  if (!persistent) non_persistent_buffers_.push_back(name);
   return value;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [name, child] : children_)
+    if (std::find(out.begin(), out.end(), child) == out.end()) out.push_back(child);
+  return out;
+}
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out;
+  for (const auto& [name, child] : children_) out.insert(name, child);
+  return out;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (const std::shared_ptr<Module>& child : children()) child->apply(fn);
+  fn(*this);
+  return *this;
 }
 
 void Module::collect(const std::string& prefix, bool params, std::vector<NamedTensor>& out) const {
@@ -187,8 +208,10 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 void Module::collect_state(const std::string& prefix, OrderedDict<std::string, Tensor>& out) const {
-  for (const auto& list : {&parameters_, &buffers_})
-    for (const auto& [name, t] : *list) out.insert(prefix + name, t.detach());
+  for (const auto& [name, t] : parameters_) out.insert(prefix + name, t.detach());
+  for (const auto& [name, t] : buffers_)
+    if (std::find(non_persistent_buffers_.begin(), non_persistent_buffers_.end(), name) == non_persistent_buffers_.end())
+      out.insert(prefix + name, t.detach());
   for (const auto& [name, child] : children_) child->collect_state(prefix + name + ".", out);
 }
 

@@ -89,6 +89,7 @@ Module::Module(const Module& other)
     : std::enable_shared_from_this<Module>(),  // a copy is a new object, owned anew
       parameters_(other.parameters_),  // Tensor's copy takes the replicas
       buffers_(other.buffers_),
+      non_persistent_buffers_(other.non_persistent_buffers_),
       children_(other.children_),
       training_(other.training_) {
   if (locus::detail::replicating()) [[unlikely]]

@@ -16,7 +16,7 @@ using testing::values;
 
 // The module registered under `name` among `m`'s children.
 const nn::Module* child(const nn::Module& m, const std::string& name) {
-  for (const auto& [n, c] : m.children())
+  for (const auto& [n, c] : m.named_children())
     if (n == name) return c.get();
   return nullptr;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "locus/arg.h"
@@ -103,6 +104,45 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
   int64_t start_, end_;
 };
 LOCUS_MODULE(Flatten);
+
+/// Returns its input unchanged (a placeholder where a layer is optional).
+class IdentityImpl : public Cloneable<IdentityImpl> {
+ public:
+  void reset() override {}
+  /// `x` itself.
+  Tensor forward(const Tensor& x) override { return x; }
+};
+LOCUS_MODULE(Identity);
+
+/// Splits dim `dim` into `sizes` (one of which may be -1, inferred), as PyTorch's
+/// nn.Unflatten(dim, unflattened_size): `nn::Unflatten(1, {2, 5})` maps [N, 10] to [N, 2, 5].
+/// IndexError for a dim out of range; ShapeError when the sizes do not multiply to the dim's
+/// size; ValueError for more than one -1 or a size below -1.
+class UnflattenImpl : public Cloneable<UnflattenImpl> {
+ public:
+  void reset() override {}
+  /// Splits dim `dim` (negative counts from the end) into `sizes`.
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes);
+  /// `x` with dim `dim` replaced by `sizes` (a view where reshape gives one).
+  Tensor forward(const Tensor& x) override;
+  /// PyTorch's "dim=1, unflattened_size=(2, 5)".
+  std::string extra_repr() const override;
+
+ private:
+  int64_t dim_;
+  std::vector<int64_t> sizes_;
+};
+
+/// The handle of UnflattenImpl, written out so that the sizes can be a braced list:
+/// `nn::Unflatten(1, {2, 5})`.
+class Unflatten : public ModuleHolder<UnflattenImpl> {
+ public:
+  using ModuleHolder<UnflattenImpl>::ModuleHolder;
+  /// Splits dim `dim` into `sizes`.
+  Unflatten(int64_t dim, std::vector<int64_t> sizes)
+      : ModuleHolder<UnflattenImpl>(std::make_shared<UnflattenImpl>(dim, std::move(sizes))) {}
+  LOCUS_HANDLE_TO_METHODS(Unflatten)
+};
 
 /// Runs its modules in order; they are named "0", "1", ... as in PyTorch.
 class SequentialImpl : public Module {

@@ -2,6 +2,7 @@
 /// \file module.h
 /// nn::Module: parameters, buffers and submodules, moved together (torch.nn.Module).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -59,8 +60,16 @@ class Module : public std::enable_shared_from_this<Module> {
   /// or it is a ValueError.
   OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& name_prefix = "",
                                                                   bool include_self = true) const;
-  /// The direct submodules, by name.
-  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const noexcept { return children_; }
+  /// The direct submodules in registration order, as LibTorch's children() (a module
+  /// registered under two names is listed once, as PyTorch's children()).
+  std::vector<std::shared_ptr<Module>> children() const;
+  /// The direct submodules by name, as LibTorch's named_children().
+  OrderedDict<std::string, std::shared_ptr<Module>> named_children() const;
+  /// Calls `fn` on every submodule, depth first, then on this module, as PyTorch's
+  /// `model.apply(fn)` (LibTorch calls it on the module first; the set is the same):
+  /// `model->apply([](nn::Module& m) { if (auto* l = dynamic_cast<nn::LinearImpl*>(&m)) ... });`.
+  /// Returns this module, so calls chain.
+  Module& apply(const std::function<void(Module&)>& fn);
 
   /// Moves every parameter, its gradient and every buffer to `device` (and/or converts floating
   /// ones to `dtype`) in place: tensors keep their identity, so an optimizer built before the
@@ -113,7 +122,10 @@ class Module : public std::enable_shared_from_this<Module> {
  protected:
   /// Registers a parameter (it is made to require grad) and returns a handle to it.
   Tensor register_parameter(const std::string& name, Tensor value);
-  Tensor register_buffer(const std::string& name, Tensor value);
+  /// Registers a buffer: state without gradients that to() moves with the parameters. A
+  /// non-persistent one (`persistent = false`, as PyTorch's) stays out of state_dict and
+  /// load_state_dict: scratch or derived state that a checkpoint must not carry.
+  Tensor register_buffer(const std::string& name, Tensor value, bool persistent = true);
   /// Forgets every registered parameter, buffer and submodule (Cloneable::clone, before reset()).
   void clear_registrations() noexcept;
   /// Copies `source`'s parameter and buffer values into this module's tensors of the same
@@ -143,6 +155,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_state(const std::string& prefix, OrderedDict<std::string, Tensor>& out) const;
   void move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking);
   std::vector<NamedTensor> parameters_, buffers_;
+  std::vector<std::string> non_persistent_buffers_;  // names in buffers_ that state_dict skips
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
