@@ -5,6 +5,7 @@
 /// share one device (a 0-dim CPU tensor may join as a scalar), then dtypes, then shapes, and
 /// runs on that device.
 
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -84,6 +85,10 @@ Tensor norm(const Tensor& x, const char* p, const Shape& dims = {}, bool keepdim
 Tensor var(const Tensor& x, bool unbiased = true);
 /// Variance over `dims` (empty: all).
 Tensor var(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+/// `var(x, {1})`: a braced list of dims would otherwise pick the `unbiased` overload ({1} is a
+/// valid bool); a std::initializer_list parameter wins over it. The same holds for std,
+/// var_mean and std_mean and the methods.
+Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false);
 /// Variance with an explicit correction (the divisor is count - correction; 1 when nullopt), as
 /// PyTorch's `var(x, dim, correction=0)`. Pass it as `std::optional<int64_t>(0)`: a plain `0`
 /// picks the `unbiased` overload, as in LibTorch.
@@ -91,15 +96,20 @@ Tensor var(const Tensor& x, const std::optional<Shape>& dims, std::optional<int6
 /// Standard deviation: the square root of var, with the same overloads.
 Tensor std(const Tensor& x, bool unbiased = true);
 Tensor std(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false);
 Tensor std(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim = false);
 /// {var, mean} in one call, as torch.var_mean (`auto [v, m] = var_mean(x, {1});`).
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased = true);
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true,
+                                    bool keepdim = false);
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
                                     bool keepdim = false);
 /// {std, mean} in one call, as torch.std_mean.
 std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased = true);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true,
+                                    bool keepdim = false);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
                                     bool keepdim = false);
 /// Whether any element is nonzero (NaN counts): bool, or uint8 for a uint8 input (as PyTorch).

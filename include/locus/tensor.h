@@ -379,8 +379,10 @@ class Tensor {
   Tensor norm(const Scalar& p, const Shape& dims, bool keepdim = false) const;
   Tensor var(bool unbiased = true) const;
   Tensor var(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false) const;
   Tensor std(bool unbiased = true) const;
   Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false) const;
   Tensor any() const;
   Tensor any(int64_t dim, bool keepdim = false) const;
   Tensor all() const;

@@ -42,7 +42,7 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, const 
         for (int64_t i = 0; i < count; ++i) index.push_back(left ? count - i : m - 2 - i);
         Tensor idx = empty({count}, TensorOptions().dtype(DType::Int64));
         std::copy(index.begin(), index.end(), idx.data_ptr<int64_t>());
-        return ops::select_along(r, d, idx.to(x.device()));
+        return index_select(r, d, idx.to(x.device()));
       }
     }
     return Tensor();

@@ -31,6 +31,12 @@ inline constexpr bool is_real_v = std::is_floating_point_v<C>;
 template <class C>
 inline constexpr bool is_bool_v = std::is_same_v<C, bool>;
 
+/// Whether a functor reads Params' extended fields (beta, threshold, nan, posinf, neginf), so
+/// the CPU loops convert those Scalars only for the ops that use them (they cost ~40
+/// instructions per call of every other op).
+template <class F>
+inline constexpr bool uses_extra_params_v = requires { F::kExtraParams; };
+
 // ---- helpers ------------------------------------------------------------------------------
 
 /// Integer division that cannot trap: 0 for a zero divisor (the CPU front end raises first;
@@ -262,6 +268,7 @@ struct Square {
 /// NaN, +inf and -inf replaced by the given values (the front end fills in the dtype's limits
 /// for the defaults); integers have none of them.
 struct NanToNum {
+  static constexpr bool kExtraParams = true;  ///< reads beta, threshold or the nan_to_num values
   template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
     if constexpr (is_real_v<C>) {
       if (x != x) return p.nan;
@@ -277,12 +284,14 @@ struct LeakyRelu {
 };
 /// scale * (x > 0 ? x : alpha * (exp(x) - 1)), scale in beta (1 for elu, selu's constant for selu).
 struct Elu {
+  static constexpr bool kExtraParams = true;  ///< reads beta, threshold or the nan_to_num values
   template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
     return x <= C(0) ? ::expm1(x) * (p.alpha * p.beta) : x * p.beta;
   }
 };
 /// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch).
 struct Softplus {
+  static constexpr bool kExtraParams = true;  ///< reads beta, threshold or the nan_to_num values
   template <class C> LOCUS_HD C operator()(C x, const Params<C>& p) const {
     const C bx = x * p.beta;
     return bx > p.threshold ? x : ::log1p(::exp(bx)) / p.beta;

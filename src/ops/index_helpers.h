@@ -20,9 +20,4 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
 /// stand-in for nonzero, which another part of the code base provides.
 Tensor flat_true_positions(const Tensor& mask);
 
-/// index_select that records its gradient.
-Tensor select_along(const Tensor& x, int64_t dim, const Tensor& index);
-/// gather that records its gradient.
-Tensor gather_along(const Tensor& x, int64_t dim, const Tensor& index);
-
 }  // namespace locus::ops

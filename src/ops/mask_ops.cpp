@@ -87,25 +87,7 @@ Tensor flat_true_positions(const Tensor& mask) {
   return pos.to(mask.device());
 }
 
-Tensor select_along(const Tensor& x, int64_t dim, const Tensor& index) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = index_select(x, dim, index);
-  }
-  if (x.is_floating_point() && autograd::needs_grad({&x})) autograd::record_index_select(x, dim, index, out);
-  return out;
-}
 
-Tensor gather_along(const Tensor& x, int64_t dim, const Tensor& index) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = gather(x, dim, index);
-  }
-  if (x.is_floating_point() && autograd::needs_grad({&x})) autograd::record_gather(x, dim, index, out);
-  return out;
-}
 
 }  // namespace ops
 
@@ -238,7 +220,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   check_bool_mask(OpId::MaskedSelect, mask);
   const Shape shape = ops::broadcast_shapes(x.shape(), mask.shape(), OpId::MaskedSelect);
   const detail::PublicOpScope scope("masked_select");
-  return ops::select_along(x.expand(shape).reshape({-1}), 0, ops::flat_true_positions(mask.expand(shape)));
+  return index_select(x.expand(shape).reshape({-1}), 0, ops::flat_true_positions(mask.expand(shape)));
 }
 
 Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
@@ -270,18 +252,18 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int6
   if (indices.dtype() != DType::Int64)
     throw DTypeError(ops::op_prefix(op) + "torch.take_along_dim(): dtype of indices should be Long but got " + dtype_word(indices.dtype()));
   const detail::PublicOpScope scope("take_along_dim");
-  if (!dim) return ops::gather_along(x.reshape({-1}), 0, indices.reshape({-1}));
+  if (!dim) return gather(x.reshape({-1}), 0, indices.reshape({-1}));
   const int64_t d = ops::wrap_dim(*dim, x.dim(), op);
   if (x.dim() != indices.dim())
     throw ShapeError(ops::op_prefix(op) + "torch.take_along_dim(): input and indices should have the same number of dimensions, but got " +
                      std::to_string(x.dim()) + " dimensions for input, and " + std::to_string(indices.dim()) + " dimensions for indices");
-  if (x.dim() == 0) return ops::gather_along(x, 0, indices);
+  if (x.dim() == 0) return gather(x, 0, indices);
   Shape xs = x.shape();
   xs[static_cast<size_t>(d)] = indices.size(d);
   const Shape shape = ops::broadcast_shapes(xs, indices.shape(), op);
   Shape xe = shape;
   xe[static_cast<size_t>(d)] = x.size(d);
-  return ops::gather_along(x.expand(xe), d, indices.expand(shape));
+  return gather(x.expand(xe), d, indices.expand(shape));
 }
 
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {

@@ -277,6 +277,10 @@ struct CountNonzero {
   template <class A> LOCUS_HD static int64_t finish(const State<A>& s, const ReduceParams&) { return s.n; }
 };
 
+/// Whether a reduction has no identity (kNeedsElements): an empty slice is an error.
+template <class F>
+inline constexpr bool needs_elements_v = requires { F::kNeedsElements; };
+
 /// The state a fold starts from: init(), or init_with(params) for a functor whose steps need
 /// the parameters (norm's order).
 template <class F, class A>

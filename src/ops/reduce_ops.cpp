@@ -104,8 +104,7 @@ Tensor reduce(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::op
     a.out_strides.push_back(0);
   }
   if (in.numel() == 0) a.shape = Shape{0}, a.in_strides = Shape{item}, a.out_strides = Shape{0};
-  call.wait_for_inputs();
-  ops::wait_for_host(in);
+  ops::wait_for_host(in);  // x itself, or its conversion (which waited for x)
   k->reduce(a);
   if (is_floating_point(dt.result) && call.needs_grad()) autograd::record_reduction(op, x, reduced, keepdim, params, result);
   return call.finish(result);
@@ -223,6 +222,18 @@ Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
 }
 Tensor std(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction, bool keepdim) {
   return reduce(OpId::Std, x, dims.value_or(Shape{}), keepdim, std::nullopt, with_correction(correction));
+}
+Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
+  return var(x, Shape(dims), unbiased, keepdim);
+}
+Tensor std(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
+  return std(x, Shape(dims), unbiased, keepdim);
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
+  return var_mean(x, Shape(dims), unbiased, keepdim);
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
+  return std_mean(x, Shape(dims), unbiased, keepdim);
 }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased) { return {var(x, unbiased), mean(x)}; }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {

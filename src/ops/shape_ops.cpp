@@ -145,7 +145,7 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<i
     if (counts[i] < 0) throw ValueError(prefix("repeat_interleave") + "repeats can not be negative");
     index.insert(index.end(), static_cast<size_t>(counts[i]), static_cast<int64_t>(i));
   }
-  return ops::select_along(r, d, int64_on(index, x.device()));
+  return index_select(r, d, int64_on(index, x.device()));
 }
 
 Tensor repeat_interleave(const Tensor& repeats) {
@@ -170,7 +170,7 @@ Tensor flip(const Tensor& x, const Shape& dims) {
     const int64_t n = x.size(d);
     std::vector<int64_t> index(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) index[static_cast<size_t>(i)] = n - 1 - i;
-    r = ops::select_along(r, d, int64_on(index, x.device()));
+    r = index_select(r, d, int64_on(index, x.device()));
   }
   return own(r, x);
 }

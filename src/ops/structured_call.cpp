@@ -18,14 +18,7 @@ bool castable(DType from, DType to) {
 
 }  // namespace
 
-StructuredCall::StructuredCall(OpId op, std::initializer_list<Operand> inputs, Tensor out)
-    : op_(op), device_(common_device(op, inputs.begin(), static_cast<int>(inputs.size()))), out_(std::move(out)) {
-  for (const Operand& o : inputs)
-    if (ninputs_ < kMaxInputs) inputs_[ninputs_++] = &o.tensor;
-}
-
-Tensor StructuredCall::output(const Shape& shape, DType dtype) const {
-  if (!out_.defined()) return empty_on(shape, dtype, device_);
+Tensor StructuredCall::checked_out(const Shape& shape, DType dtype) const {
   if (out_.device() != device_) throw DeviceMismatchError(device_, out_.device(), "out", error_name(op_));
   if (!(out_.shape() == shape)) {
     std::ostringstream os;
@@ -47,20 +40,7 @@ Tensor StructuredCall::output(const Shape& shape, DType dtype) const {
   return empty_on(shape, dtype, device_);
 }
 
-void StructuredCall::wait_for_inputs() const {
-  for (int i = 0; i < ninputs_; ++i)
-    if (inputs_[i]->defined()) wait_for_host(*inputs_[i]);
-}
-
-bool StructuredCall::needs_grad() const {
-  if (out_.defined()) return false;
-  for (int i = 0; i < ninputs_; ++i)
-    if (autograd::needs_grad({inputs_[i]})) return true;
-  return false;
-}
-
-Tensor StructuredCall::finish(Tensor result) const {
-  if (!out_.defined()) return result;
+Tensor StructuredCall::into_out(const Tensor& result) const {
   if (result.is_same(out_)) return out_;
   Tensor target = out_;
   target.copy_(result);

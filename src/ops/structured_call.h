@@ -22,6 +22,7 @@
 
 #include <initializer_list>
 
+#include "locus/autograd.h"
 #include "locus/tensor.h"
 #include "src/ops/dispatch.h"
 
@@ -33,7 +34,16 @@ class StructuredCall {
   static constexpr int kMaxInputs = 4;
   /// Step 1: the device all `inputs` share (DeviceMismatchError naming the argument otherwise).
   /// `out` is the tensor of an out= form (undefined otherwise); its device is checked in output().
-  StructuredCall(OpId op, std::initializer_list<Operand> inputs, Tensor out = Tensor());
+  /// Inline, as the other steps' common case: a reduction of one element costs ~2,500
+  /// instructions, and the path's share of them is kept small (docs/performance.md).
+  StructuredCall(OpId op, std::initializer_list<Operand> inputs, Tensor out = Tensor())
+      : op_(op),
+        device_(inputs.size() == 1 ? inputs.begin()->tensor.device()
+                                   : common_device(op, inputs.begin(), static_cast<int>(inputs.size()))),
+        out_(std::move(out)) {
+    for (const Operand& o : inputs)
+      if (ninputs_ < kMaxInputs) inputs_[ninputs_++] = &o.tensor;
+  }
 
   OpId op() const noexcept { return op_; }
   Device device() const noexcept { return device_; }
@@ -56,23 +66,36 @@ class StructuredCall {
 
   /// Step 4: where the kernel writes a result of `shape` and `dtype`: out= itself when its
   /// dtype is `dtype` (after checking its device, shape, dtype and grad mode), else a new tensor.
-  Tensor output(const Shape& shape, DType dtype) const;
+  Tensor output(const Shape& shape, DType dtype) const {
+    return out_.defined() ? checked_out(shape, dtype) : empty_on(shape, dtype, device_);
+  }
 
   /// Step 5: waits for pending device work on the inputs before a host-side kernel reads them.
-  void wait_for_inputs() const;
+  void wait_for_inputs() const {
+    for (int i = 0; i < ninputs_; ++i)
+      if (inputs_[i]->defined()) wait_for_host(*inputs_[i]);
+  }
 
   /// Step 6: true when the result must be recorded (grad mode on, an input requires grad, and
   /// not an out= form, which output() refused for inputs that require grad).
-  bool needs_grad() const;
+  bool needs_grad() const {
+    if (out_.defined() || !is_grad_enabled()) return false;
+    for (int i = 0; i < ninputs_; ++i)
+      if (inputs_[i]->defined() && inputs_[i]->requires_grad()) return true;
+    return false;
+  }
 
   /// Step 6: the value the public function returns: out= (holding `result`) for an out= form,
   /// else `result`.
-  Tensor finish(Tensor result) const;
+  Tensor finish(Tensor result) const { return out_.defined() ? into_out(result) : result; }
 
  private:
+  Tensor checked_out(const Shape& shape, DType dtype) const;
+  Tensor into_out(const Tensor& result) const;
+
   OpId op_;
   Device device_;
-  const Tensor* inputs_[kMaxInputs] = {};
+  const Tensor* inputs_[kMaxInputs];  // the first ninputs_ are set
   int ninputs_ = 0;
   Tensor out_;
 };

@@ -203,7 +203,7 @@ Tensor index_impl(const Tensor& self, const std::vector<TensorIndex>& indices) {
   for (int64_t k : p.dims) count *= p.view.size(k);
   std::vector<int64_t> flat_shape{count};
   flat_shape.insert(flat_shape.end(), rest.begin(), rest.end());
-  Tensor out = ops::select_along(moved.reshape(Shape(flat_shape)), 0, linear.reshape({-1}));
+  Tensor out = index_select(moved.reshape(Shape(flat_shape)), 0, linear.reshape({-1}));
   std::vector<int64_t> out_shape(b.begin(), b.end());
   out_shape.insert(out_shape.end(), rest.begin(), rest.end());
   out = out.reshape(Shape(out_shape));

@@ -104,6 +104,12 @@ Tensor Tensor::norm(const Scalar& p) const { return locus::norm(*this, p); }
 Tensor Tensor::norm(const Scalar& p, const Shape& dims, bool keepdim) const { return locus::norm(*this, p, dims, keepdim); }
 Tensor Tensor::var(bool unbiased) const { return locus::var(*this, unbiased); }
 Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const { return locus::var(*this, dims, unbiased, keepdim); }
+Tensor Tensor::var(std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) const {
+  return locus::var(*this, Shape(dims), unbiased, keepdim);
+}
+Tensor Tensor::std(std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) const {
+  return locus::std(*this, Shape(dims), unbiased, keepdim);
+}
 Tensor Tensor::std(bool unbiased) const { return locus::std(*this, unbiased); }
 Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const { return locus::std(*this, dims, unbiased, keepdim); }
 Tensor Tensor::any() const { return locus::any(*this); }

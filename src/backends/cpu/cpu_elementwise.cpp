@@ -17,14 +17,18 @@ namespace {
 using ops::DtypeRule;
 namespace fn = ops::fn;
 
-template <class C>
+// The functor's parameters in its compute type; the extended ones only for the functors that
+// read them (fn::uses_extra_params_v).
+template <class C, bool kExtra>
 fn::Params<C> params_of(const ops::ElementwiseScalars& s) {
   fn::Params<C> p;
   p.alpha = s.alpha.to<C>();
   p.lo = s.lo.to<C>(), p.hi = s.hi.to<C>();
   p.has_lo = s.has_lo, p.has_hi = s.has_hi;
-  p.beta = s.beta.to<C>(), p.threshold = s.threshold.to<C>();
-  p.nan = s.nan.to<C>(), p.posinf = s.posinf.to<C>(), p.neginf = s.neginf.to<C>();
+  if constexpr (kExtra) {
+    p.beta = s.beta.to<C>(), p.threshold = s.threshold.to<C>();
+    p.nan = s.nan.to<C>(), p.posinf = s.posinf.to<C>(), p.neginf = s.neginf.to<C>();
+  }
   return p;
 }
 
@@ -32,7 +36,7 @@ template <class F, class T>
 void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
   using C = compute_t<T>;
   using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, fn::Params<C>{})), bool>, bool, T>;
-  const fn::Params<C> p = params_of<C>(s);
+  const fn::Params<C> p = params_of<C, fn::uses_extra_params_v<F>>(s);
   const F f{};
   const bool stream = streams_output(it);
   for_each_run<2>(it, static_cast<int64_t>(sizeof(Out) + sizeof(T)), [&](char* const* ptr, const int64_t* st, int64_t n) {
@@ -87,7 +91,7 @@ template <class F, class T>
 void binary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
   using C = compute_t<T>;
   using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, C{}, fn::Params<C>{})), bool>, bool, T>;
-  const fn::Params<C> p = params_of<C>(s);
+  const fn::Params<C> p = params_of<C, fn::uses_extra_params_v<F>>(s);
   const F f{};
   // A number operand (below) has stride 0: the output streams when it alone is large.
   const bool stream = streams_output(it);
