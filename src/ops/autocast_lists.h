@@ -31,6 +31,15 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::Log:
     case OpId::Log1p:
     case OpId::Rsqrt:
+    case OpId::Reciprocal:
+    case OpId::Log2:
+    case OpId::Log10:
+    case OpId::Tan:
+    case OpId::Sinh:
+    case OpId::Cosh:
+    case OpId::Asin:
+    case OpId::Acos:
+    case OpId::Softplus:
     case OpId::Pow:
     case OpId::Softmax:
     case OpId::LogSoftmax:

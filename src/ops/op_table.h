@@ -140,7 +140,7 @@
 #define LOCUS_PLAIN_REDUCE_OPS(X)                                                                            \
   X(Amax,         amax,          Same,      Keep,    g * evenly_among_equal(x, y, red))                     \
   X(Amin,         amin,          Same,      Keep,    g * evenly_among_equal(x, y, red))                     \
-  X(Logsumexp,    logsumexp,     Floating,  Float32, g * exp(x - y))
+  X(Logsumexp,    logsumexp,     Floating,  Keep,    g * exp(x - y))
 
 #define LOCUS_REDUCE_OPS(X) LOCUS_SPECIAL_REDUCE_OPS(X) LOCUS_PLAIN_REDUCE_OPS(X)
 
