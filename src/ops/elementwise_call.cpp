@@ -3,7 +3,9 @@
 //   0. autocast, when a guard is on (Note [Autocast] in src/ops/autocast.h);
 //   1. the device rule: all tensor operands on one device (a 0-dim CPU tensor may join);
 //   2. the dtype rule: PyTorch's result_type of the operands, then the op's rule from the op
-//      table (src/ops/dtype_rules.h) gives the compute and result dtypes, or a DTypeError;
+//      table (src/ops/dtype_rules.h) gives the compute and result dtypes, or a DTypeError; then
+//      the op's own refusals, its line of LOCUS_ELEMENTWISE_CHECKS (sub's bools, add's alpha,
+//      pow's negative integer exponent, integer division by zero);
 //   3. broadcasting of the shapes;
 //   4. for the in-place and out= forms: the output's device, shape and dtype, and the
 //      grad-mode rules (no writing into a tensor that autograd would have to record);
@@ -28,9 +30,9 @@
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/dtype_rules.h"
+#include "src/ops/elementwise_checks.h"
 #include "src/ops/strided_iter.h"
 #include "src/ops/type_promotion.h"
-#include "src/runtime/device_runtime.h"
 
 namespace locus::ops {
 namespace {
@@ -69,31 +71,6 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
     if (autograd::needs_grad({c.inputs[i]}))
       throw ValueError(op_prefix(c.op) + "the in-place and out= forms are not differentiable, and an input requires "
                                          "grad; use the out-of-place form");
-}
-
-[[noreturn]] void refuse_bool_sub() {
-  throw DTypeError(op_prefix(OpId::Sub) + "subtraction, the `-` operator, with a bool tensor or a bool number is not supported; "
-                   "use the `^` operator or logical_xor() for bools, or convert with .to(kInt64) first");
-}
-
-bool is_integer_division(OpId op) {
-  return op == OpId::DivTrunc || op == OpId::DivFloor || op == OpId::FloorDivide || op == OpId::Remainder ||
-         op == OpId::Fmod;
-}
-
-// Integer division by zero: PyTorch raises ZeroDivisionError on the CPU, and so does Locus on
-// every device whose memory the host can read without waiting for a device (cpu, sim); on CUDA
-// the functor gives 0 instead of trapping (docs/design.md).
-void check_divisor(const Call& c, DType compute, Device device) {
-  if (!is_integer_division(c.op) || is_floating_point(compute)) return;
-  if (c.scalars.has_other) {
-    if (c.scalars.other.to_int64() == 0) throw ValueError(op_prefix(c.op) + "ZeroDivisionError: integer division by zero");
-    return;
-  }
-  const Tensor& b = *c.inputs[1];
-  if (!runtime::runtime(device.type()).capabilities().host_addressable || b.numel() == 0) return;
-  NoGradGuard no_grad;
-  if (eq(b, 0).sum().item<int64_t>() > 0) throw ValueError(op_prefix(c.op) + "ZeroDivisionError: integer division by zero");
 }
 
 // A CPU 0-dim operand of an op on another device, or one of another dtype, becomes an input in
@@ -152,21 +129,8 @@ Tensor call(Call& c) {
     throw DTypeError(op_prefix(OpId::Where) + "condition must be a bool tensor, got " + std::string(dtype_name(c.inputs[0]->dtype())));
   const DType common = common_dtype(c, first);
   const ElementwiseDtypes dt = is_where ? ElementwiseDtypes{common, common} : resolve_dtypes(c.op, common);
-  if (c.op == OpId::Sub) {  // PyTorch refuses a bool on either side, not only two bool tensors
-    bool any_bool = c.scalars.has_other && c.scalars.other.is_bool();
-    for (int i = 0; i < c.ninputs; ++i) any_bool = any_bool || c.inputs[i]->dtype() == DType::Bool;
-    if (any_bool) refuse_bool_sub();
-  }
-  if (c.op == OpId::Add || c.op == OpId::Sub) {
-    const Scalar& alpha = c.scalars.alpha;
-    if (alpha.is_floating_point() && !is_floating_point(dt.compute))
-      throw DTypeError(op_prefix(c.op) + "for integral input tensors, argument alpha must not be a floating point number");
-    if (alpha.is_bool() && dt.compute != DType::Bool)
-      throw DTypeError(op_prefix(c.op) + "boolean alpha only supported for boolean results");
-  }
-  if (c.op == OpId::Pow && c.scalars.has_other && !is_floating_point(dt.compute) && c.scalars.other.is_integral() &&
-      c.scalars.other.to_int64() < 0)
-    throw ValueError(op_prefix(OpId::Pow) + "integers to negative integer powers are not allowed");
+  // the op's own refusals beyond its dtype rule (the op table's LOCUS_ELEMENTWISE_CHECKS)
+  check_elementwise(c.op, c.inputs, c.ninputs, c.scalars, dt, device);
   // 3. broadcasting (no Shape is built when the operands already agree)
   Shape broadcast;
   const Shape* shape = &c.inputs[0]->shape();
@@ -180,7 +144,6 @@ Tensor call(Call& c) {
   // 5. the kernel, or the fallback
   const ElementwiseKernel kernel = elementwise_kernel(c.op, device, dt.compute);
   if (!kernel) return fall_back(c, device);
-  check_divisor(c, dt.compute, device);
   // 6. inputs in the compute dtype, the output
   Tensor inputs[3];
   const Tensor* iter_inputs[3];

@@ -113,6 +113,22 @@
 
 #define LOCUS_BINARY_OPS(X) LOCUS_SPECIAL_BINARY_OPS(X) LOCUS_PLAIN_BINARY_OPS(X)
 
+// What an elementwise op refuses beyond its dtype rule, checked by call() after the dtype rule
+// (src/ops/elementwise_checks.cpp; an op without a line has none):   X(Id, check)
+//   bool_alpha_and_operands  sub: no bool operand (PyTorch's message), alpha fitting the dtype
+//   alpha_fits               add: a floating alpha only for floating results, bool only for bool
+//   integer_exponent         pow: no negative integer power of an integer
+//   nonzero_divisor          integer division: ZeroDivisionError, on host-readable devices
+#define LOCUS_ELEMENTWISE_CHECKS(X)          \
+  X(Add,         alpha_fits)                 \
+  X(Sub,         bool_alpha_and_operands)    \
+  X(Pow,         integer_exponent)           \
+  X(DivTrunc,    nonzero_divisor)            \
+  X(DivFloor,    nonzero_divisor)            \
+  X(FloorDivide, nonzero_divisor)            \
+  X(Remainder,   nonzero_divisor)            \
+  X(Fmod,        nonzero_divisor)
+
 // Reductions over a set of dims (all when none are given; keepdim keeps them as size 1), each
 // a fold of a functor `fn::<Id>` of src/ops/reduce_functors.h shared by the CPU and CUDA
 // kernels (sum and mean keep their own tuned loops). These have public functions by hand (their
