@@ -141,6 +141,16 @@ ValuesIndices kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdi
 Tensor median(const Tensor& x);
 /// The lower median along `dim` and its position (a row with NaN gives its first NaN).
 ValuesIndices median(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The positions of the nonzero elements, one row each ([n, x.dim()] int64, row-major order).
+/// The count decides the shape, so the host reads the mask (a wait on cuda, as in PyTorch).
+Tensor nonzero(const Tensor& x);
+/// torch.argwhere: the same as nonzero.
+Tensor argwhere(const Tensor& x);
+/// torch.unique over all elements: {values (sorted ascending), inverse (x's shape: each
+/// element's position in values, when return_inverse), counts (when return_counts)}; the ones not
+/// asked for are empty, as LibTorch's _unique2. Always sorted; each NaN is its own value.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false);
 /// Running sum along `dim`; integers and bool accumulate in int64 (as PyTorch), or `dtype`.
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 /// Running product along `dim`, as cumsum; its gradient is exact where elements are zero.

@@ -396,6 +396,8 @@ class Tensor {
   Tensor median() const;
   ValuesIndices median(int64_t dim, bool keepdim = false) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  /// The positions of the nonzero elements, [n, dim()] (ops.h).
+  Tensor nonzero() const;
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor max() const;
   Tensor min() const;

@@ -16,8 +16,8 @@ namespace locus::ops {
 Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 
 /// The flat (row-major) positions where the bool tensor `mask` is true, as a 1-D int64 tensor
-/// on its device. Reads the mask on the host (a wait on cuda, as PyTorch's nonzero). A private
-/// stand-in for nonzero, which another part of the code base provides.
+/// on its device. Reads the mask on the host (a wait on cuda, as PyTorch's nonzero, which is
+/// built on it).
 Tensor flat_true_positions(const Tensor& mask);
 
 }  // namespace locus::ops

@@ -87,8 +87,6 @@ Tensor flat_true_positions(const Tensor& mask) {
   return pos.to(mask.device());
 }
 
-
-
 }  // namespace ops
 
 namespace {

@@ -93,6 +93,25 @@ def generate():
         r = g.rng_for('ssr/' + d)
         xr = T([r.gauss(0, 1) for _ in range(600)], d, [2, 300])  # rows longer than a CUDA block
         F.case('cumsum/long/%s' % d, 'cumsum', {'dim': 1}, [In('x', xr)], lambda x: torch.cumsum(x, 1))
+    # nonzero and unique (values decide the shapes).
+    for d in g.ALL:
+        x = T(g.red_values(d, 24, 'ssu/' + d), d, [2, 3, 4])
+        if d not in ('bool',):
+            x = (x % 3) if g.is_int(d) else x  # repeats, so unique has something to do
+        F.case('nonzero/%s' % d, 'nonzero', {}, [In('x', x)], torch.nonzero)
+        if d == 'float16':
+            continue  # PyTorch 1.13's CPU has no float16 unique
+        F.case('unique/%s' % d, 'unique', {}, [In('x', x)], lambda x: torch.unique(x))
+        F.case('unique/inverse_counts/%s' % d, 'unique', {'return_inverse': True, 'return_counts': True}, [In('x', x)],
+               lambda x: tuple(torch.unique(x, return_inverse=True, return_counts=True)))
+        F.case('unique/counts_view_t/%s' % d, 'unique', {'return_counts': True}, [In('x', x.reshape(4, 6), 't')],
+               lambda x: tuple(torch.unique(x, return_counts=True)))
+    F.case('nonzero/0dim', 'nonzero', {}, [In('x', torch.tensor(2.5))], torch.nonzero)
+    F.case('nonzero/0dim_zero', 'nonzero', {}, [In('x', torch.tensor(0.0))], torch.nonzero)
+    F.case('nonzero/empty', 'nonzero', {}, [In('x', torch.zeros([0, 3]))], torch.nonzero)
+    F.case('nonzero/special', 'nonzero', {}, [In('x', T([0.0, -0.0, nan, inf, 1.0, 0.0], 'float32', [2, 3]))], torch.nonzero)
+    F.case('unique/empty', 'unique', {'return_inverse': True, 'return_counts': True}, [In('x', torch.zeros([0]))],
+           lambda x: tuple(torch.unique(x, return_inverse=True, return_counts=True)))
     # 0-dim and errors.
     F.case('sort/0dim', 'sort', {'dim': 0}, [In('x', torch.tensor(2.5))], lambda x: tuple(torch.sort(x, 0)))
     F.case('cumsum/0dim', 'cumsum', {'dim': 0}, [In('x', torch.tensor(2.5))], lambda x: torch.cumsum(x, 0))

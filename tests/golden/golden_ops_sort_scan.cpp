@@ -21,6 +21,15 @@ const OpRegistrar registered{
        if (!c.has("dim")) return {median(c.x(0))};
        return pair(median(c.x(0), c.i64("dim"), c.flag("keepdim")));
      }},
+    {"nonzero", [](const Ctx& c) -> Outs { return {nonzero(c.x(0))}; }},
+    {"unique",
+     [](const Ctx& c) -> Outs {
+       const auto [values, inverse, counts] = unique(c.x(0), true, c.flag("return_inverse"), c.flag("return_counts"));
+       Outs outs{values};
+       if (c.flag("return_inverse")) outs.push_back(inverse);
+       if (c.flag("return_counts")) outs.push_back(counts);
+       return outs;
+     }},
     {"cumsum", [](const Ctx& c) -> Outs { return {cumsum(c.x(0), c.i64("dim"), c.dtype())}; }},
     {"cumprod", [](const Ctx& c) -> Outs { return {cumprod(c.x(0), c.i64("dim"), c.dtype())}; }},
 };
