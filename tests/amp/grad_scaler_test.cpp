@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "locus/locus.h"
+#include "tests/expect_error.h"
 #include "tests/test_util.h"
 
 namespace locus {
@@ -215,14 +216,7 @@ TEST(GradScalerErrors, MisuseIsNamed) {
   const Tensor w = tensor({1.0}).requires_grad_();
   optim::SGD opt({w}, 0.1);
   amp::GradScaler scaler;
-  auto expect_error = [](auto&& f, const std::string& message) {
-    try {
-      f();
-      ADD_FAILURE() << message;
-    } catch (const ValueError& e) {
-      EXPECT_EQ(std::string(e.what()), message);
-    }
-  };
+  const auto expect_error = [](auto&& f, const std::string& message) { testing::expect_error<ValueError>(f, message); };
   expect_error([&] { scaler.update(); },
                "[locus::amp] GradScaler::update(): no inf checks were recorded since the last update(); call "
                "step(optimizer) (or unscale_(optimizer)) first");

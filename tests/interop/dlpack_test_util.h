@@ -1,7 +1,6 @@
 #pragma once
 // What the DLPack tests share: a producer written by hand (its memory, its struct and a count of
-// its deleter's calls), a wrapper that counts the calls of another producer's deleter, and an
-// exact check of an error's type and message.
+// its deleter's calls) and a wrapper that counts the calls of another producer's deleter.
 
 #include <gtest/gtest.h>
 
@@ -11,21 +10,9 @@
 #include <vector>
 
 #include "locus/locus.h"
+#include "tests/expect_error.h"
 
 namespace locus::testing {
-
-/// Fails unless `f()` throws exactly E with exactly `message`.
-template <class E, class F>
-void expect_error(F&& f, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected: " << message;
-  } catch (const E& e) {
-    EXPECT_EQ(std::string(e.what()), message);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
 
 /// A DLPack producer over its own buffer: the struct it hands out points into `bytes`, and its
 /// deleter counts itself. Outlives every struct it makes.
