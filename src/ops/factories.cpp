@@ -13,6 +13,7 @@
 #include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/structured_call.h"
 #include "src/ops/scalar_fits.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
@@ -58,17 +59,20 @@ Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallb
 // takes counter offset + i, so a seed gives the same tensor on every device and layout.
 void fill_random(const Tensor& t, OpId op, double low, double high) {
   if (t.numel() == 0) return;  // no counters taken (and an empty tensor may not count as contiguous)
-  const ops::KernelTable* k = t.is_contiguous() ? ops::kernels_for(op, t.device(), t.dtype()) : nullptr;
+  // Note [Structured op path], with one twist: a layout the kernel cannot write (not
+  // contiguous) is generated on the host in logical order and copied in, as the fallback does.
+  const ops::StructuredCall call(op, {{t, "self"}});
+  const ops::KernelTable* k = t.is_contiguous() ? call.kernels(t.dtype()) : nullptr;
   if (!k) {
     NoGradGuard filling;  // a factory's own writes are not part of any graph
     Tensor host = generate(op, t.shape(), TensorOptions().dtype(t.dtype()), t.dtype(), low, high);
     Tensor(t).copy_(host);
     return;
   }
-  ops::wait_for_host(t);
+  call.wait_for_inputs();
   ops::RandomArgs a;
   a.op = op;
-  a.device = t.device().is_cpu() ? 0 : t.device().index();
+  a.device = call.device_index();
   a.dtype = t.dtype();
   a.out = static_cast<char*>(t.data_ptr());
   a.numel = t.numel();
@@ -353,9 +357,10 @@ Tensor& Tensor::normal_(double mean, double std) {
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_not_recording_into(*this, "fill_");
   ops::check_fits(value, dtype(), OpId::Fill);
-  const ops::KernelTable* k = ops::kernels_for(OpId::Fill, device(), dtype());
-  if (!k) return copy_(ops::run_on_cpu(device(), [&](Tensor host) { return host.fill_(value); }, *this));
-  ops::wait_for_host(*this);
+  const ops::StructuredCall call(OpId::Fill, {{*this, "self"}});
+  const ops::KernelTable* k = call.kernels(dtype());
+  if (!k) return copy_(call.fall_back([&](Tensor host) { return host.fill_(value); }, *this));
+  call.wait_for_inputs();
   ops::ElementwiseScalars s;
   s.other = value, s.has_other = true;
   k->elementwise[static_cast<int>(OpId::Fill)](ops::make_iter(*this, {}), s);

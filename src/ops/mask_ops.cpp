@@ -14,6 +14,7 @@
 #include "src/ops/dispatch.h"
 #include "src/ops/index_helpers.h"
 #include "src/ops/strided_iter.h"
+#include "src/ops/structured_call.h"
 
 namespace locus {
 
@@ -22,18 +23,19 @@ using ops::OpId;
 namespace ops {
 
 // Note [Scatter front end]: every scatter of this file (and index_put_, masked_scatter) comes
-// here, the only place that runs the device check -> kernels_for -> CPU fallback -> allocate ->
-// launch sequence for them, so the structured-op builder can absorb it in one move. The kernel
-// updates a contiguous [outer, out_dim, inner] destination in place from a contiguous
+// here, to walk Note [Structured op path] once for all of them: the device rule, the kernels or
+// the CPU fallback, the result, the wait. The callers record the gradient, each its own. The
+// kernel updates a contiguous [outer, out_dim, inner] destination in place from a contiguous
 // [outer, in_dim, inner] source (kernel_table.h, IndexArgs). An index smaller than the
 // destination off `dim` (scatter allows it) updates the leading block there: that block is
 // scattered as a contiguous copy and written back.
 Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  const Device device = self.device();
-  const ops::KernelTable* k = ops::kernels_for(op, device, self.dtype());
+  const ops::StructuredCall call(op, {{self, "self"}, {index, "index"}, {src, "src"}});
+  const Device device = call.device();
+  const ops::KernelTable* k = call.kernels(self.dtype());
   if (!k)
-    return ops::run_on_cpu(device, [&](const Tensor& hs, const Tensor& hi, const Tensor& hsrc) { return run_scatter(op, hs, dim, hi, hsrc); },
-                           self, index, src);
+    return call.fall_back([&](const Tensor& hs, const Tensor& hi, const Tensor& hsrc) { return run_scatter(op, hs, dim, hi, hsrc); },
+                          self, index, src);
   NoGradGuard no_grad;  // the callers record the op itself
   // A 0-dim operand is a 1-element line (PyTorch's scatter takes dim 0 or -1 for it).
   const Tensor s = self.dim() ? self : self.reshape({1});
@@ -41,7 +43,7 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
   const Tensor idx = (index.dim() ? index : index.reshape({1})).to(device).contiguous();
   Tensor in = (src.dim() ? src : src.reshape({1})).to(device);
   const int64_t d = dim < 0 ? dim + s.dim() : dim;
-  Tensor out = ops::empty_on(s.shape(), s.dtype(), device);
+  Tensor out = call.output(s.shape(), s.dtype());
   out.copy_(s);
   Tensor region = out;
   if (op != OpId::IndexAdd) {

@@ -13,6 +13,7 @@
 #include "src/ops/dispatch.h"
 #include "src/ops/public_op.h"
 #include "src/ops/strided_iter.h"
+#include "src/ops/structured_call.h"
 
 namespace locus {
 namespace {
@@ -57,10 +58,11 @@ void record_scaled_product(const Scaling& sc, const Tensor& a, const Tensor& b, 
 
 // Batched product of a [..., m, k] and b [..., k, n] with broadcast batch dims, plus the
 // scaling. Its errors say 'matmul', or the public op's name inside its PublicOp.
-Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out, const Scaling& sc = {}) {
-  const Device device = sc.self.defined()
-                            ? ops::common_device(OpId::Matmul, {{sc.self, "self"}, {a, "mat1"}, {b, "mat2"}})
-                            : ops::common_device(OpId::Matmul, {{a, "self"}, {b, "other"}});
+Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& out, const Scaling& sc = {}) {
+  // Step 1 of Note [Structured op path]; addmm's operands carry PyTorch's names.
+  const ops::StructuredCall call = sc.self.defined()
+                                       ? ops::StructuredCall(OpId::Matmul, {{sc.self, "self"}, {a, "mat1"}, {b, "mat2"}}, out)
+                                       : ops::StructuredCall(OpId::Matmul, {{a, "self"}, {b, "other"}}, out);
   if (a.dtype() != b.dtype())
     throw DTypeError(ops::op_prefix(OpId::Matmul) + "expected both operands to have the same dtype, got " +
                      std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
@@ -68,6 +70,10 @@ Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out, const Scali
     throw DTypeError(ops::op_prefix(OpId::Matmul) + "self and mat2 must have the same dtype, got " +
                      std::string(dtype_name(sc.self.dtype())) + " and " + std::string(dtype_name(b.dtype())));
   if (a.dtype() == DType::Bool) throw DTypeError(ops::op_prefix(OpId::Matmul) + "is not supported for bool tensors");
+  // PyTorch's products write no other dtype into out= (unlike the reductions, which cast).
+  if (out.defined() && out.dtype() != a.dtype())
+    throw DTypeError(ops::op_prefix(OpId::Matmul) + "expected out tensor to have dtype " +
+                     std::string(dtype_name(a.dtype())) + ", but got " + std::string(dtype_name(out.dtype())) + " instead");
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   if (b.size(-2) != k) shape_error(a, b, "the inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(b.size(-2)) + ")");
   Shape batch_a(std::span<const int64_t>(a.shape().data(), a.shape().size() - 2));
@@ -86,22 +92,17 @@ Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out, const Scali
     const int64_t alpha = sc.alpha.to_int64(), beta = sc.beta.to_int64();
     if (alpha != 1) r = r * Scalar(alpha);
     if (self.defined() && beta != 0) r = r + self * Scalar(beta);
-    return out.defined() ? out.copy_(r) : r;
+    return call.finish(r);
   }
-  const ops::KernelTable* kt = ops::kernels_for(OpId::Matmul, device, a.dtype());
+  const ops::KernelTable* kt = call.kernels(a.dtype());
   if (!kt) {
-    Tensor r = sc.self.defined()
-                   ? ops::run_on_cpu(device,
-                                     [&](const Tensor& hs, const Tensor& ha, const Tensor& hb) {
-                                       return batched_product(ha, hb, Tensor(), Scaling{hs, sc.beta, sc.alpha});
-                                     },
-                                     sc.self, a, b)
-                   : ops::run_on_cpu(device,
-                                     [&](const Tensor& ha, const Tensor& hb) {
-                                       return batched_product(ha, hb, Tensor(), Scaling{Tensor(), sc.beta, sc.alpha});
-                                     },
-                                     a, b);
-    return out.defined() ? out.copy_(r) : r;
+    if (sc.self.defined())
+      return call.fall_back([&](const Tensor& hs, const Tensor& ha, const Tensor& hb) {
+        return batched_product(ha, hb, Tensor(), Scaling{hs, sc.beta, sc.alpha});
+      }, sc.self, a, b);
+    return call.fall_back([&](const Tensor& ha, const Tensor& hb) {
+      return batched_product(ha, hb, Tensor(), Scaling{Tensor(), sc.beta, sc.alpha});
+    }, a, b);
   }
   // Batch dims are flattened; a broadcast operand is expanded and made contiguous only
   // when its batch dims cannot be walked with one stride.
@@ -112,27 +113,16 @@ Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out, const Scali
     return e.reshape(Shape{nbatch, full[full.size() - 2], full[full.size() - 1]});
   };
   const Tensor ea = batch_view(a, full_a), eb = batch_view(b, full_b);
-  if (out.defined()) {
-    autograd::check_not_recording_into(out, "mm");
-    if (autograd::needs_grad({&a, &b}))
-      throw ValueError(ops::op_prefix(OpId::Matmul) + "the out= form is not differentiable, and an input requires grad");
-    if (!(out.shape() == out_shape) || out.dtype() != a.dtype() || !out.is_contiguous() || out.device() != device) {
-      std::ostringstream os;
-      os << ops::op_prefix(OpId::Matmul) << "out must be a contiguous " << dtype_name(a.dtype()) << " tensor of shape " << out_shape
-         << " on " << device;
-      throw ShapeError(os.str());
-    }
-  } else {
-    out = ops::empty_on(out_shape, a.dtype(), device);
-  }
+  // The kernel writes a contiguous [batch, m, n] result: out= itself when it is one.
+  const Tensor result = call.output(out_shape, a.dtype());
   // beta == 0 leaves C unread (NaN in self does not reach the result, as PyTorch documents).
   const double beta = self.defined() ? sc.beta.to_double() : 0.0;
-  if (beta != 0 && out.numel()) {
+  if (beta != 0 && result.numel()) {
     const NoGradGuard copying;  // the copy is part of this op, whose gradient is recorded below
-    out.copy_(self);
+    Tensor(result).copy_(self);
   }
   ops::MatmulArgs g;
-  g.device = device.is_cpu() ? 0 : device.index();
+  g.device = call.device_index();
   g.dtype = a.dtype();
   g.batch = nbatch, g.m = m, g.n = n, g.k = k;
   const auto stride = [](const Tensor& t, int64_t from_end) { return t.stride(t.dim() - from_end); };
@@ -140,17 +130,15 @@ Tensor batched_product(const Tensor& a, const Tensor& b, Tensor out, const Scali
   g.a_batch_stride = ea.dim() > 2 ? stride(ea, 3) : 0;
   g.b = static_cast<const char*>(eb.data_ptr()), g.b_row = stride(eb, 2), g.b_col = stride(eb, 1);
   g.b_batch_stride = eb.dim() > 2 ? stride(eb, 3) : 0;
-  g.c = static_cast<char*>(out.data_ptr()), g.c_batch_stride = m * n;
+  g.c = static_cast<char*>(result.data_ptr()), g.c_batch_stride = m * n;
   g.alpha = sc.alpha.to_double(), g.beta = beta;
-  ops::wait_for_host(ea);
-  ops::wait_for_host(eb);
-  if (out.numel()) kt->matmul(g);
-  if (sc.plain()) {
-    if (autograd::needs_grad({&a, &b})) autograd::record_matmul(a, b, out);
-  } else if (autograd::needs_grad({&sc.self, &a, &b})) {
-    record_scaled_product(sc, a, b, out);
+  call.wait_for_inputs();
+  if (result.numel()) kt->matmul(g);
+  if (call.needs_grad()) {
+    if (sc.plain()) autograd::record_matmul(a, b, result);
+    else record_scaled_product(sc, a, b, result);
   }
-  return out;
+  return call.finish(result);
 }
 
 }  // namespace

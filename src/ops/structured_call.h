@@ -1,6 +1,6 @@
 #pragma once
-// The path of the structured ops: reductions, softmax, products, indexing, fill. See Note
-// [Structured op path].
+// The path of the structured ops: reductions, scans, sort/top-k, softmax, products (matmul,
+// addmm, bmm, baddbmm), indexing, scatters, fill and the random fills. See Note [Structured op path].
 //
 // Note [Structured op path]
 // Elementwise ops run through call() (Note [Op path]). The structured ops differ in their
@@ -18,7 +18,10 @@
 //      needs_grad(), the op records its backward.
 // Reductions go one step further: their rules, functors and derivatives are columns of the op
 // table (LOCUS_REDUCE_OPS), so a new reduction is a table line, a functor, a declaration and a
-// test (src/ops/reduce_call.cpp). docs/design.md ("Adding an op") shows each kind.
+// test (src/ops/reduce_ops.cpp). docs/design.md ("Adding an op") shows each kind.
+// Two ops keep their own path, on purpose: copy_ (the fallback's way back is itself a copy,
+// src/ops/copy_ops.cpp) and the GradScaler's unscale (one launch over a list of tensors that
+// may live on several devices, src/ops/unscale_ops.cpp).
 
 #include <initializer_list>
 

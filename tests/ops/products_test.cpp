@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "tests/expect_error.h"
 #include "tests/test_util.h"
 
 namespace locus {
@@ -177,6 +178,34 @@ TEST_P(Products, EinsumErrorsAsPyTorch) {
               std::string::npos)
         << e.what();
   }
+}
+
+// mm_out as PyTorch's mm(out=): a non-contiguous out receives the values, another dtype or an
+// input that requires grad is refused (Locus also refuses the wrong shape, which PyTorch resizes
+// with a warning: docs/design.md).
+TEST_P(Products, MmOutWritesAnyLayoutAndRefusesAsPyTorch) {
+  manual_seed(12);
+  const Tensor a = randn({3, 5}).to(dev()), b = randn({5, 4}).to(dev());
+  const std::vector<double> expected = values(mm(a, b));
+  Tensor out = empty({4, 3}).to(dev()).t();
+  ASSERT_FALSE(out.is_contiguous());
+  Tensor& r = mm_out(out, a, b);
+  EXPECT_TRUE(r.is_same(out));
+  expect_close(out, expected, 1e-6, 1e-6);
+  Tensor dense = full({3, 4}, NAN).to(dev());
+  mm_out(dense, a, b);
+  expect_close(dense, expected, 1e-6, 1e-6);
+  Tensor wrong_dtype = empty({3, 4}, kFloat64).to(dev());
+  testing::expect_error<DTypeError>([&] { mm_out(wrong_dtype, a, b); },
+                                    "[locus::mm] expected out tensor to have dtype float32, but got float64 instead");
+  Tensor wrong_shape = empty({4, 4}).to(dev());
+  testing::expect_error<ShapeError>([&] { mm_out(wrong_shape, a, b); },
+                                    "[locus::mm] out has shape [4, 4], but the result has shape [3, 4]");
+  const Tensor leaf = a.detach().requires_grad_();
+  testing::expect_error<ValueError>([&] { mm_out(dense, leaf, b); },
+                                    "[locus::mm] the out= form is not differentiable, and an input requires grad; use "
+                                    "the out-of-place form");
+  expect_close(dense, expected, 1e-6, 1e-6);  // untouched by the refusals
 }
 
 // A sim device without the product kernel: addmm and einsum run on the CPU through the
