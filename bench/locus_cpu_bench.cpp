@@ -2,7 +2,10 @@
 // sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
 // (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
 // than Google Benchmark, whose statistics differ.
-//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert]
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday]
+// The `everyday` rows (sort, topk, scans, scatters, batched products, einsum, the optimizer step
+// with parameter groups) have no PyTorch side in ../shared/bench: bench/libtorch/libtorch_everyday_bench.cpp
+// times the same bodies in LibTorch, and bench/everyday_bench.sh runs both in the same rounds.
 
 #include <string>
 
@@ -183,15 +186,84 @@ void convert() {
       gbps(8.0 * 4096 * 4096), 11, 0.05);
 }
 
+
+// The ops of a training script beyond the MLP, with the sizes such scripts give them. Each body
+// is the one bench/libtorch/libtorch_everyday_bench.cpp times.
+void everyday() {
+  manual_seed(0);
+  const Tensor v1m = randn({int64_t{1} << 20});
+  const Tensor rows = randn({256, 4096});
+  run("sort_1M", [&](long k) { for (long i = 0; i < k; ++i) { auto r = sort(v1m); } }, "ms", ms, 11, 0.05,
+      "sort(x) of 2^20 floats");
+  run("sort_rows_256x4096", [&](long k) { for (long i = 0; i < k; ++i) { auto r = sort(rows, 1); } }, "ms", ms, 11, 0.05,
+      "sort(x, 1): 256 rows of 4096");
+  run("argsort_rows_256x4096", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = argsort(rows, 1, true); } }, "ms",
+      ms, 11, 0.05, "argsort(x, 1, descending)");
+  run("topk_1M_k100", [&](long k) { for (long i = 0; i < k; ++i) { auto r = topk(v1m, 100); } }, "ms", ms, 11, 0.05,
+      "topk(x, 100) of 2^20 floats");
+  run("topk_rows_256x4096_k10", [&](long k) { for (long i = 0; i < k; ++i) { auto r = topk(rows, 10, 1); } }, "ms", ms, 11,
+      0.05, "topk(x, 10, 1)");
+  const Tensor v16m = rand({int64_t{1} << 24});
+  run("cumsum_16M", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = cumsum(v16m, 0); } }, "GB/s",
+      gbps(8.0 * (1 << 24)), 11, 0.05, "cumsum(x, 0); 8 B/elt");
+  const Tensor wide = rand({1024, 4096});
+  run("cumsum_rows_1024x4096", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = cumsum(wide, 1); } }, "GB/s",
+      gbps(8.0 * 1024 * 4096), 11, 0.05, "cumsum(x, 1); 8 B/elt");
+  run("cumsum_cols_1024x4096", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = cumsum(wide, 0); } }, "GB/s",
+      gbps(8.0 * 1024 * 4096), 11, 0.05, "cumsum(x, 0); 8 B/elt");
+  // Segment sums as a graph network's message passing does them: 65536 messages of 64 features
+  // into 4096 nodes.
+  const Tensor src = randn({65536, 64});
+  const Tensor node = randint(0, 4096, {65536});
+  const Tensor index = node.unsqueeze(1).expand({65536, 64}).contiguous();
+  Tensor nodes = zeros({4096, 64});
+  run("scatter_add_65536x64", [&](long k) { for (long i = 0; i < k; ++i) nodes.scatter_add_(0, index, src); }, "ms", ms, 11,
+      0.05, "out.scatter_add_(0, index, src) into 4096x64");
+  run("index_add_65536x64", [&](long k) { for (long i = 0; i < k; ++i) nodes.index_add_(0, node, src); }, "ms", ms, 11, 0.05,
+      "out.index_add_(0, index, src) into 4096x64");
+  const Tensor perm = randperm(int64_t{1} << 20);
+  run("scatter_1M", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = v1m.scatter(0, perm, v1m); } }, "ms",
+      ms, 11, 0.05, "x.scatter(0, perm, x) of 2^20 floats");
+  // Attention-shaped products: 8 sequences x 8 heads, 128 positions, 64 features per head.
+  const Tensor q = randn({64, 128, 64}), kt = randn({64, 64, 128});
+  run("bmm_64x128x64x128", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = bmm(q, kt); } }, "GFLOP/s",
+      gflops(2.0 * 64 * 128 * 64 * 128), 11, 0.05, "bmm [64,128,64] x [64,64,128]");
+  const Tensor q4 = randn({8, 8, 128, 64}), k4 = randn({8, 8, 128, 64});
+  run("einsum_bhqd_bhkd", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = einsum("bhqd,bhkd->bhqk", {q4, k4}); } },
+      "GFLOP/s", gflops(2.0 * 64 * 128 * 64 * 128), 11, 0.05, "einsum(\"bhqd,bhkd->bhqk\") 8x8x128x64");
+  const Tensor xb = randn({512, 784}), w = randn({256, 784});
+  run("einsum_bi_oi", [&](long k) { for (long i = 0; i < k; ++i) { Tensor r = einsum("bi,oi->bo", {xb, w}); } }, "GFLOP/s",
+      gflops(2.0 * 512 * 784 * 256), 11, 0.05, "einsum(\"bi,oi->bo\"): a Linear layer");
+  // The optimizer step alone on the MLP's parameters, in one group and in the usual two
+  // (weights with weight decay, biases without): the fused step must not care.
+  for (const int groups : {1, 2}) {
+    auto model = locus::cli::make_mlp();
+    std::vector<Tensor> weights, biases, all = model->parameters();
+    for (const auto& [name, p] : model->named_parameters()) (name.ends_with("bias") ? biases : weights).push_back(p);
+    for (const Tensor& p : all) p.set_grad(randn(p.sizes()));
+    std::vector<optim::OptimizerParamGroup> param_groups;
+    if (groups == 1) {
+      param_groups.emplace_back(all);
+    } else {
+      param_groups.emplace_back(weights, std::make_unique<optim::AdamOptions>(optim::AdamOptions(1e-3).weight_decay(1e-4)));
+      param_groups.emplace_back(biases);
+    }
+    optim::Adam adam(std::move(param_groups), optim::AdamOptions(1e-3));
+    run("optim_adam_step_mlp_" + std::to_string(groups) + "group" + (groups > 1 ? "s" : ""),
+        [&](long k) { for (long i = 0; i < k; ++i) adam.step(); }, "us", us, 15, 0.05,
+        "Adam.step() over 784-256-10's parameters");
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "mlp", "convert", "amp"});
+  const bench::Options opt(argc, argv, {"overhead", "matmul", "elementwise", "mlp", "convert", "amp", "everyday"});
   if (opt.wants("overhead")) overhead();
   if (opt.wants("mlp")) mlp();
   if (opt.wants("amp")) amp_group();
   if (opt.wants("matmul")) matmul_group();
   if (opt.wants("elementwise")) elementwise();
   if (opt.wants("convert")) convert();
+  if (opt.wants("everyday")) everyday();
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus", std::string("{\"version\": \"") + version() + "\"}");
 }
