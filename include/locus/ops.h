@@ -126,11 +126,17 @@ Tensor count_nonzero(const Tensor& x, int64_t dim);
 /// Sorts along `dim` (the last by default): {values, indices}, `auto [v, i] = sort(x, 1);`. Always
 /// stable (equal elements keep their order); NaN ranks above every number, as PyTorch.
 ValuesIndices sort(const Tensor& x, int64_t dim = -1, bool descending = false);
-/// LibTorch's spelling with `stable` first; Locus's sort is stable either way.
+/// LibTorch's spelling with `stable` first, `sort(x, /*stable=*/true, 1)`; Locus's sort is
+/// stable either way.
 ValuesIndices sort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+/// `sort(x, 1)` with an int literal, which would otherwise convert as well to `stable` as to `dim`.
+inline ValuesIndices sort(const Tensor& x, int dim, bool descending = false) { return sort(x, int64_t{dim}, descending); }
 /// The positions that sort `x` along `dim` (stable).
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+/// LibTorch's spelling with `stable` first.
 Tensor argsort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+/// `argsort(x, 1)` with an int literal (as sort's).
+inline Tensor argsort(const Tensor& x, int dim, bool descending = false) { return argsort(x, int64_t{dim}, descending); }
 /// The k largest (smallest with largest = false) elements along `dim` and their positions,
 /// in order; ties resolve to the earlier position, so the result is the stable sort's first k.
 /// IndexError for k outside [0, size].

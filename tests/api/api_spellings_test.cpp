@@ -119,6 +119,21 @@ TEST(ApiSpellings, LibTorchNames) {
   EXPECT_TRUE((w * 2).requires_grad());
 }
 
+// sort(x, 1) and argsort(x, 1, true) as a PyTorch user writes them: an int literal is the dim,
+// a bool first is LibTorch's `stable`, with the dim after it.
+TEST(ApiSpellings, SortTakesAnIntLiteralAsTheDim) {
+  const Tensor x = tensor({{3.0, 1.0, 2.0}, {0.0, 5.0, 4.0}});
+  EXPECT_EQ(values(sort(x, 1).values), (std::vector<double>{1, 2, 3, 0, 4, 5}));
+  EXPECT_EQ(values(sort(x, 0).values), (std::vector<double>{0, 1, 2, 3, 5, 4}));
+  EXPECT_EQ(values(sort(x, 1, true).indices), (std::vector<double>{0, 2, 1, 1, 2, 0}));
+  EXPECT_EQ(values(sort(x, true, 0).values), (std::vector<double>{0, 1, 2, 3, 5, 4}));
+  EXPECT_EQ(values(sort(x, false, 1, true).values), (std::vector<double>{3, 2, 1, 5, 4, 0}));
+  EXPECT_EQ(values(argsort(x, 1)), (std::vector<double>{1, 2, 0, 0, 2, 1}));
+  EXPECT_EQ(values(argsort(x, 1, true)), (std::vector<double>{0, 2, 1, 1, 2, 0}));
+  EXPECT_EQ(values(argsort(x, true, 0)), (std::vector<double>{1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(values(x.argsort(0)), (std::vector<double>{1, 0, 0, 0, 1, 1}));
+}
+
 TEST(ApiSpellings, OptionsReadLikeKeywordArguments) {
   const auto o = optim::SGDOptions(0.1).nesterov(true).momentum(0.9);  // any order
   EXPECT_EQ(o.lr(), 0.1);

@@ -1,11 +1,14 @@
 // Sort, top-k, cumsum and cumprod on CUDA.
 //
 // Note [CUDA sort]
-// Every row is one segment of CUB's stable segmented radix sort, sorting (key, position)
-// pairs; the values are then gathered from the input by position, so they come out bit for bit
-// (the keys are a sortable copy: 16-bit floats widened to float, every NaN made the one positive
-// NaN, which radix order puts above +inf as PyTorch ranks NaN, and -0.0 made +0.0 so that it ties
-// with 0.0 and keeps its position, as on the CPU). The first k columns of the sorted rows are the
+// Every row is one segment of CUB's stable segmented sort, sorting (key, position) pairs; the
+// values are then gathered from the input by position, so they come out bit for bit. The keys
+// are a sortable copy. A floating-point element becomes an unsigned integer that orders as the
+// float does (sign bit flipped for positives, every bit for negatives), after every NaN is made
+// the one positive NaN, which then ranks above +inf as PyTorch ranks NaN, and -0.0 is made +0.0
+// so that it ties with 0.0 and keeps its position, as on the CPU. Integers, not floats: CUB
+// sorts short segments with a merge sort that compares keys with `<`, under which a NaN key is
+// unordered and lands anywhere (seen on an H100). The first k columns of the sorted rows are the
 // top-k: the same total order as the CPU's, so both devices return the same indices.
 // Scans run one block per row in chunks of the block's width, carrying the running value.
 
@@ -13,6 +16,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
+#include <cstring>
 
 #include "src/backends/cuda/cuda_launchers.h"
 #include "src/backends/cuda/device_types.cuh"
@@ -22,25 +26,40 @@ namespace {
 
 constexpr int kThreads = 256;
 
-/// The radix-sortable key of an element type.
 template <class T>
-using key_t = std::conditional_t<std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, float,
-                                 std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
+constexpr bool is_float_element = std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+/// The sortable key of an element type: floats as ordered unsigned integers of their width
+/// (16-bit floats widened to float first), bool as uint8, integers as themselves.
+template <class T>
+using key_t = std::conditional_t<std::is_same_v<T, double>, uint64_t,
+                                 std::conditional_t<is_float_element<T>, uint32_t,
+                                                     std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>>;
+
+/// The bits of `f` as an unsigned integer that orders as the float does.
+template <class U, class F>
+__device__ U ordered_bits(F f) {
+  static_assert(sizeof(U) == sizeof(F));
+  U bits;
+  memcpy(&bits, &f, sizeof bits);
+  constexpr U sign = U(1) << (8 * sizeof(U) - 1);
+  return (bits & sign) ? ~bits : (bits | sign);
+}
 
 template <class T>
 __global__ void make_keys(const T* in, key_t<T>* keys, int64_t* positions, int64_t n, int64_t total) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   using K = key_t<T>;
-  K k;
-  if constexpr (std::is_floating_point_v<K>) {
-    k = static_cast<K>(load(in + i));
-    if (k != k) k = static_cast<K>(NAN);
-    else if (k == K(0)) k = K(0);  // -0.0 ties with 0.0
+  if constexpr (is_float_element<T>) {
+    using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    F f = static_cast<F>(load(in + i));
+    if (f != f) f = static_cast<F>(NAN);  // every NaN the one positive NaN
+    else if (f == F(0)) f = F(0);         // -0.0 ties with 0.0
+    keys[i] = ordered_bits<K>(f);
   } else {
-    k = static_cast<K>(in[i]);
+    keys[i] = static_cast<K>(in[i]);
   }
-  keys[i] = k;
   positions[i] = i % n;
 }
 
