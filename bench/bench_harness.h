@@ -64,14 +64,24 @@ class Harness {
     std::printf("%-34s %12.3f %-8s (min %.3f, max %.3f)\n", name.c_str(), med, unit.c_str(), samples.front(), samples.back());
   }
 
+  /// `text` as a JSON string's contents (notes quote code: `einsum("bi,oi->bo")`).
+  static std::string json_escaped(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out;
+  }
+
   /// Writes {"impl", "meta", "results"}; `meta_json` is a JSON object's text.
   void write_json(const std::string& path, const std::string& impl, const std::string& meta_json) const {
     std::ofstream os(path);
     os << "{\"impl\": \"" << impl << "\", \"meta\": " << meta_json << ", \"results\": [";
     for (size_t i = 0; i < results_.size(); ++i) {
       const Result& r = results_[i];
-      os << (i ? ", " : "") << "{\"name\": \"" << r.name << "\", \"unit\": \"" << r.unit << "\", \"median\": " << r.median
-         << ", \"min\": " << r.min << ", \"max\": " << r.max << ", \"n\": " << r.n << ", \"note\": \"" << r.note << "\"}";
+      os << (i ? ", " : "") << "{\"name\": \"" << json_escaped(r.name) << "\", \"unit\": \"" << r.unit << "\", \"median\": " << r.median
+         << ", \"min\": " << r.min << ", \"max\": " << r.max << ", \"n\": " << r.n << ", \"note\": \"" << json_escaped(r.note) << "\"}";
     }
     os << "]}\n";
   }

@@ -73,11 +73,11 @@ void everyday() {
     if (groups == 1) {
       param_groups.emplace_back(all);
     } else {
-      param_groups.emplace_back(weights, std::make_unique<torch::optim::AdamOptions>(
-                                             torch::optim::AdamOptions(1e-3).weight_decay(1e-4)));
-      param_groups.emplace_back(biases);
+      param_groups.emplace_back(weights);
+      param_groups.emplace_back(biases,
+                                std::make_unique<torch::optim::AdamOptions>(torch::optim::AdamOptions(1e-3).weight_decay(0)));
     }
-    torch::optim::Adam adam(std::move(param_groups), torch::optim::AdamOptions(1e-3));
+    torch::optim::Adam adam(std::move(param_groups), torch::optim::AdamOptions(1e-3).weight_decay(1e-4));
     run("optim_adam_step_mlp_" + std::to_string(groups) + "group" + (groups > 1 ? "s" : ""),
         [&](long k) { for (long i = 0; i < k; ++i) adam.step(); }, "us", us, 15, 0.05,
         "Adam.step() over 784-256-10's parameters");
