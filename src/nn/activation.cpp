@@ -4,27 +4,16 @@
 #include "locus/nn/activation.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "locus/errors.h"
 #include "locus/ops.h"
+#include "src/nn/python_repr.h"
 
 namespace locus::nn {
 namespace {
 
-// A double as Python's repr writes it: 0.01, 1.0, -1.0, 1e-05 (shortest round trip).
-std::string python_float(double v) {
-  char buf[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
+using detail::python_float;
 
 // Softplus's defaults are the Python ints 1 and 20, which print without ".0": a whole value
 // prints as an int, so the default module prints as PyTorch's does.

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <typeinfo>
@@ -18,6 +16,7 @@
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/nn/linear_activation.h"
+#include "src/nn/python_repr.h"
 
 namespace locus::nn {
 
@@ -55,27 +54,11 @@ Tensor GELUImpl::forward(const Tensor& x) { return gelu(x, options.approximate()
 Tensor SigmoidImpl::forward(const Tensor& x) { return sigmoid(x); }
 Tensor TanhImpl::forward(const Tensor& x) { return tanh(x); }
 
-namespace {
-
-// A double as Python's repr writes it: 0.5, 0.1, 1e-05 (shortest round trip).
-std::string python_float(double v) {
-  char buf[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
-
-}  // namespace
-
 DropoutImpl::DropoutImpl(double p) : p_(p) {
   if (!(p >= 0 && p < 1)) throw ValueError("Dropout: p must be in [0, 1), got " + std::to_string(p));
 }
 
-std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
+std::string DropoutImpl::extra_repr() const { return "p=" + detail::python_float(p_) + ", inplace=False"; }
 
 Tensor DropoutImpl::forward(const Tensor& x) { return dropout(x, p_, is_training()); }
 
