@@ -15,9 +15,9 @@ namespace locus::autograd {
 /// of a binary op is a constant.
 void record_elementwise(ops::OpId op, const Tensor* const* inputs, int n, const ops::ElementwiseScalars& scalars,
                         const Tensor& out);
-/// A reduction of the op table (LOCUS_REDUCE_OPS) of `x` over the dims marked in `reduced`:
+/// A reduction of the op table (LOCUS_REDUCE_OPS) of `x` over the dims marked 1 in `reduced`:
 /// the backward is the table's derivative expression.
-void record_reduction(ops::OpId op, const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+void record_reduction(ops::OpId op, const Tensor& x, const Shape& reduced, bool keepdim,
                       const ops::fn::ReduceParams& params, const Tensor& out);
 /// The product of the nonzero elements of `x` over the dims `red`, kept as size 1 (prod's backward).
 Tensor prod_of_nonzero(const Tensor& x, const Shape& red);

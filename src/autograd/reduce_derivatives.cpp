@@ -88,7 +88,7 @@ Tensor prod_of_nonzero(const Tensor& x, const Shape& red) {
   return r;
 }
 
-void record_reduction(OpId op, const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+void record_reduction(OpId op, const Tensor& x, const Shape& reduced, bool keepdim,
                       const ops::fn::ReduceParams& params, const Tensor& out) {
   const int index = static_cast<int>(op) - static_cast<int>(kReduceOps[0]);
   const Shape sx = x.shape();

@@ -108,6 +108,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& out, cons
   // when its batch dims cannot be walked with one stride.
   const int64_t nbatch = batch.numel();
   auto batch_view = [&](const Tensor& t, const Shape& full) {
+    if (t.shape() == full && batch.size() <= 1) return t;  // mm, bmm: no view to allocate
     Tensor e = t.expand(full);
     if (batch.size() <= 1) return e;
     return e.reshape(Shape{nbatch, full[full.size() - 2], full[full.size() - 1]});

@@ -22,14 +22,17 @@ namespace {
 
 using ops::OpId;
 
-std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, OpId op) {
-  std::vector<bool> reduced(static_cast<size_t>(x.dim()), dims.empty());
+// 1 on each dim of x that `dims` reduces (all of them when `dims` is empty), 0 elsewhere: a
+// Shape, so that the flags of up to six dims need no allocation (a reduction of one element
+// costs ~2,400 instructions, docs/performance.md).
+Shape reduced_dims(const Tensor& x, const Shape& dims, OpId op) {
+  Shape reduced(static_cast<size_t>(x.dim()), dims.empty() ? 1 : 0);
   for (int64_t d : dims) {
     const int64_t w = ops::wrap_dim(d, x.dim(), op);
     if (x.dim() == 0) continue;
     if (reduced[static_cast<size_t>(w)] && !dims.empty() && std::count(dims.begin(), dims.end(), d) > 1)
       throw ValueError(ops::op_prefix(op) + "dim " + std::to_string(d) + " appears more than once");
-    reduced[static_cast<size_t>(w)] = true;
+    reduced[static_cast<size_t>(w)] = 1;
   }
   return reduced;
 }
@@ -47,7 +50,7 @@ Tensor reduce(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::op
     return ops::autocast(op, [&](const Tensor& in) { return reduce(op, in, dims, keepdim, dtype, params); }, x);
   const ops::StructuredCall call(op, {{x, "self"}}, out);
   const ops::ReduceDtypes dt = ops::resolve_reduce_dtypes(op, x.dtype(), dtype);
-  const std::vector<bool> reduced = reduced_dims(x, dims, op);
+  const Shape reduced = reduced_dims(x, dims, op);
   Shape out_shape;
   int64_t reduce_numel = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
