@@ -73,12 +73,6 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
                                          "grad; use the out-of-place form");
 }
 
-// A CPU 0-dim operand of an op on another device, or one of another dtype, becomes an input in
-// the compute dtype on that device.
-Tensor as_input(const Tensor& t, Device device, DType dtype) {
-  if (t.device() == device) return t.dtype() == dtype ? t : t.to(dtype);
-  return t.to(device, dtype);
-}
 
 Tensor call(Call& c);
 
@@ -146,7 +140,8 @@ Tensor call(Call& c) {
   if (!kernel) return fall_back(c, device);
   // 6. inputs in the compute dtype, the output
   // An input already on the device in the compute dtype is used as it is, without a copy of its
-  // handle (most calls: docs/performance.md counts this path's instructions).
+  // handle (most calls: docs/performance.md counts this path's instructions); one of another
+  // dtype, or a CPU 0-dim operand of an op on another device, is converted.
   Tensor converted[3];
   const Tensor* iter_inputs[3];
   for (int i = 0; i < c.ninputs; ++i) {
@@ -155,7 +150,7 @@ Tensor call(Call& c) {
     if (given.device() == device && given.dtype() == want) {
       iter_inputs[i] = &given;
     } else {
-      converted[i] = as_input(given, device, want);
+      converted[i] = given.device() == device ? given.to(want) : given.to(device, want);
       iter_inputs[i] = &converted[i];
     }
     wait_for_host(*iter_inputs[i]);
