@@ -104,6 +104,7 @@ inline std::function<double(double)> gbps(double bytes) { return [bytes](double 
 inline std::function<double(double)> flops(double flop, double scale) {
   return [flop, scale](double s) { return flop / s / scale; };
 }
+inline std::function<double(double)> gflops(double flop) { return flops(flop, 1e9); }
 
 /// Command line: --json PATH and --only a,b,c (groups; all of `groups` when absent).
 struct Options {

@@ -15,12 +15,12 @@
 
 using namespace locus;
 using bench::gbps;
+using bench::gflops;
 using bench::ms;
 using bench::us;
 namespace {
 
 bench::Harness g_bench;
-auto gflops(double flop) { return bench::flops(flop, 1e9); }
 template <class... A>
 void run(A&&... args) { g_bench.run(std::forward<A>(args)...); }
 
