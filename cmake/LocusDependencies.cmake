@@ -18,7 +18,9 @@ target_link_libraries(Locus::blas INTERFACE ${LOCUS_OPENBLAS_LIBRARY})
 target_include_directories(Locus::blas INTERFACE ${LOCUS_CBLAS_INCLUDE})
 get_filename_component(LOCUS_OPENBLAS_DIR ${LOCUS_OPENBLAS_LIBRARY} DIRECTORY)
 set(CMAKE_BUILD_RPATH ${LOCUS_OPENBLAS_DIR})
-set(CMAKE_INSTALL_RPATH ${LOCUS_OPENBLAS_DIR})
+# Installed, the tools find liblocus in ../lib (a prefix install; the Debian packages put it on
+# the system path anyway).
+set(CMAKE_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}" ${LOCUS_OPENBLAS_DIR})
 set(LOCUS_BLAS_TEXT "OpenBLAS (${LOCUS_OPENBLAS_LIBRARY})")
 set(LOCUS_OPENMP_TEXT "OpenMP ${OpenMP_CXX_VERSION}")
 
@@ -67,7 +69,11 @@ if(NOT LOCUS_CUDA STREQUAL "OFF")
   endif()
   if(CUDAToolkit_FOUND)
     set(LOCUS_WITH_CUDA ON)
-    set(LOCUS_CUDA_TEXT "on (CUDA toolkit ${CUDAToolkit_VERSION}, runtime linked statically, cuBLAS shared)")
+    if(BUILD_SHARED_LIBS)
+      set(LOCUS_CUDA_TEXT "module liblocus_cuda.so.${PROJECT_VERSION_MAJOR}, loaded where a driver is present (CUDA toolkit ${CUDAToolkit_VERSION}, runtime linked statically, cuBLAS shared)")
+    else()
+      set(LOCUS_CUDA_TEXT "linked in (CUDA toolkit ${CUDAToolkit_VERSION}, runtime linked statically, cuBLAS shared)")
+    endif()
     # Hopper (sm_90) machine code plus PTX, which newer GPUs JIT-compile: one architecture keeps
     # the build affordable on 2 cores.
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
@@ -85,9 +91,12 @@ if(NOT LOCUS_CUDA STREQUAL "OFF")
     if(CCACHE_PROGRAM)
       set(CMAKE_CUDA_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
     endif()
-    # cuBLAS is found at run time through RUNPATH (the toolkit's lib64) or LD_LIBRARY_PATH.
-    list(APPEND CMAKE_BUILD_RPATH ${CUDAToolkit_LIBRARY_DIR})
-    list(APPEND CMAKE_INSTALL_RPATH ${CUDAToolkit_LIBRARY_DIR})
+    # cuBLAS is found at run time through RUNPATH (the toolkit's lib64) or LD_LIBRARY_PATH: the
+    # CUDA module's own (CMakeLists.txt), or a static build's programs'.
+    if(NOT BUILD_SHARED_LIBS)
+      list(APPEND CMAKE_BUILD_RPATH ${CUDAToolkit_LIBRARY_DIR})
+      list(APPEND CMAKE_INSTALL_RPATH ${CUDAToolkit_LIBRARY_DIR})
+    endif()
   else()
     set(LOCUS_CUDA_TEXT "off (LOCUS_CUDA=AUTO and no CUDA toolkit found)")
   endif()

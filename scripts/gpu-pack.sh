@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Run HERE (the build machine), before scripts/gpu-check.sh runs on the GPU machine.
-# Builds Locus with the CUDA backend as a shared library (one copy of the kernels instead of
-# one per binary), gathers the binaries, the shared libraries they need that the GPU machine's
-# image lacks (OpenBLAS and its Fortran runtime; cuBLAS is there with the CUDA toolkit), and
+# Builds Locus with the CUDA backend (the release build, which must find the toolkit: liblocus.so
+# and the backend modules liblocus_cuda.so / liblocus_nccl.so beside it, Note [Backend modules]),
+# gathers the binaries, the shared libraries they need that the GPU machine's image lacks
+# (OpenBLAS and its Fortran runtime, oneDNN, Gloo; cuBLAS is there with the CUDA toolkit), and
 # the PyTorch side of the benchmarks from ../shared/bench and Fashion-MNIST, into
 # .gpu/pack.tar.xz (git-ignored).
 # Then: device run with carry [".gpu"] and the command "scripts/gpu-check.sh".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh gpu-pack
-build=build/gpu-pack
+build=build/release
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib,tests,examples,bench,data}
@@ -17,10 +18,12 @@ cp "$build"/bin/locus "$stage"/bin/
 cp "$build"/tests/locus_tests "$stage"/tests/
 cp "$build"/examples/example_* "$stage"/examples/
 cp "$build"/bench/locus_gpu_bench "$stage"/bench/
-cp "$build"/liblocus.so* "$stage"/lib/
+cp -P "$build"/liblocus.so* "$stage"/lib/
+cp "$build"/liblocus_cuda.so.* "$build"/liblocus_nccl.so.* "$stage"/lib/ 2>/dev/null || true
+[ -f "$stage"/lib/liblocus_cuda.so.0 ] || { echo "error: no CUDA module in $build (was the CUDA toolkit found?)" >&2; exit 1; }
 # Every non-system library the binaries load, except the CUDA ones the GPU machine provides
 # (cuBLAS, NCCL: scripts/gpu-check.sh finds them there).
-for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus.so; do
+for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus*.so*; do
   ldd "$f" | awk '/=> \// {print $3}'
 done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libnccl' |
   while read -r lib; do cp -L "$lib" "$stage"/lib/; done

@@ -6,6 +6,9 @@ packages=(cmake ninja-build g++ ccache libopenblas-openmp-dev libgtest-dev libbe
           dataset-fashion-mnist libgloo-dev)
 # bfloat16 products on the CPU (autocast): oneDNN's matmul; OpenBLAS has no bfloat16 GEMM here.
 packages+=(libdnnl-dev)
+# The Debian packages and their check (scripts/package.sh, scripts/check-install.sh): cpack's
+# dpkg-shlibdeps needs dpkg-dev and file; the consumer is also built through pkg-config.
+packages+=(dpkg-dev file pkg-config)
 # The fuzz targets (tests/fuzz, the fuzz preset): clang with libFuzzer and LLVM's OpenMP.
 packages+=(clang libclang-rt-14-dev libomp-14-dev)
 # The two-node launcher test: a Redis store on 127.0.0.1 (the server only; nothing starts it as a service).

@@ -67,4 +67,14 @@ class MemoryBaseline {
   int64_t start_;
 };
 
+/// True when the CUDA kernels are linked in or their module is loaded (Note [Backend modules]):
+/// a "not implemented" error lists cuda among the implementing devices only then. Without a
+/// driver, or without the module, the reason says so and the kernels are not in the process.
+inline bool cuda_kernels_loaded() {
+  if (cuda::is_available()) return true;
+  const std::string reason = cuda::unavailable_reason();
+  return reason.rfind("built without CUDA", 0) != 0 && reason.rfind("no NVIDIA driver", 0) != 0 &&
+         reason.find("liblocus_cuda") == std::string::npos;
+}
+
 }  // namespace locus::testing

@@ -2,6 +2,9 @@
 /// \file accelerator.h
 /// Device selection: best_device() (the seeds' one-liner) and the generic accelerator layer.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <optional>
 
 #include "locus/device.h"
@@ -46,3 +49,5 @@ void synchronize();
 }  // namespace accelerator
 
 }  // namespace locus
+
+LOCUS_API_END

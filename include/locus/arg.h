@@ -3,6 +3,9 @@
 /// LOCUS_ARG: an option with a chainable setter and a getter of the same name, so option
 /// structs read like keyword arguments in any order: `SGDOptions(0.1).momentum(0.9)`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 /// Declares option `name` of type T: `o.name(v)` sets it and returns the options (to chain),
 /// `o.name()` reads it. Follow it with its default: `LOCUS_ARG(double, lr) = 0.01;`.
 #define LOCUS_ARG(T, name)                      \
@@ -17,3 +20,5 @@
                                                 \
  private:                                       \
   T name##_
+
+LOCUS_API_END

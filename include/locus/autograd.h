@@ -3,6 +3,9 @@
 /// Gradient mode (torch.no_grad, torch.set_grad_enabled). Tensor::backward() and grad() are in
 /// tensor.h.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 namespace locus {
 
 /// True when ops record the graph for backward() on this thread (the default).
@@ -40,3 +43,5 @@ class InferenceMode {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -3,6 +3,9 @@
 /// CUDA discovery, current device and memory calls (`locus::cuda::*`), mirroring torch.cuda.
 /// Discovery never throws and never creates a CUDA context.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -60,3 +63,5 @@ std::string memory_summary(int index = -1);
 std::pair<uint64_t, uint64_t> mem_get_info(int index = -1);
 
 }  // namespace locus::cuda
+
+LOCUS_API_END

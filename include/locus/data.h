@@ -2,6 +2,9 @@
 /// \file data.h
 /// Datasets and the DataLoader (torch.utils.data), and the IDX (MNIST) file reader.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,3 +135,5 @@ class DataLoader {
 };
 
 }  // namespace locus::data
+
+LOCUS_API_END

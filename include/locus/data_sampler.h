@@ -4,6 +4,9 @@
 /// (torch.utils.data.Sampler). DistributedSampler gives each process of a distributed job its
 /// own shard.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <vector>
 
@@ -58,3 +61,5 @@ class DistributedSampler : public Sampler {
 };
 
 }  // namespace locus::data
+
+LOCUS_API_END

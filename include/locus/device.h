@@ -2,6 +2,9 @@
 /// \file device.h
 /// Device identity: where a tensor's memory lives and where its ops run.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -93,3 +96,5 @@ struct std::hash<locus::Device> {
     return (static_cast<size_t>(d.type()) << 8) ^ static_cast<size_t>(d.index() + 1);
   }
 };
+
+LOCUS_API_END

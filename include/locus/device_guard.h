@@ -2,6 +2,9 @@
 /// \file device_guard.h
 /// DeviceGuard: the C++ form of `with torch.cuda.device(2):`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/device.h"
 
 namespace locus {
@@ -24,3 +27,5 @@ class DeviceGuard {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

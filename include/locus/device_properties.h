@@ -2,6 +2,9 @@
 /// \file device_properties.h
 /// What a device reports about itself, the same fields for every device type.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string>
 
@@ -29,3 +32,5 @@ struct DeviceProperties {
 DeviceProperties get_device_properties(Device device);
 
 }  // namespace locus
+
+LOCUS_API_END

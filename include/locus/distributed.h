@@ -5,6 +5,9 @@
 /// on tensors, the default group that init_process_group sets up from the environment a
 /// launcher (`locus run`) sets.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -83,8 +86,11 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> barrier() = 0;
 };
 
-/// Whether this build has `backend` ("gloo", "nccl", "mpi").
+/// Whether this build has `backend` ("gloo", "nccl", "mpi"); for nccl, whether its module
+/// (liblocus_nccl) and the NCCL library it needs can be loaded.
 bool is_available(const std::string& backend);
+/// Why `backend` cannot be used ("built without Gloo", the NCCL module's story); empty when it can.
+std::string unavailable_reason(const std::string& backend);
 
 /// A new group of `backend` (ValueError for an unknown one, BackendUnavailableError for one this
 /// build lacks); blocks until every rank has joined or the timeout passes (DistributedError).
@@ -116,3 +122,5 @@ std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& 
 std::shared_ptr<Work> barrier(bool async_op = false);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -12,6 +12,9 @@
 ///   caller still owns it and must call its deleter (what a PyCapsule's destructor does).
 ///   Imported memory is the producer's, so Locus's memory statistics do not count it.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <dlpack/dlpack.h>
 
 #include "locus/tensor.h"
@@ -51,3 +54,5 @@ Tensor from_dlpack(DLManagedTensorVersioned* managed);
 Tensor from_dlpack(DLManagedTensor* managed);
 
 }  // namespace locus
+
+LOCUS_API_END

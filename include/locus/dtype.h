@@ -2,6 +2,9 @@
 /// \file dtype.h
 /// Element types and PyTorch's type-promotion rules.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -109,3 +112,5 @@ template <> constexpr DType dtype_of<float>() { return DType::Float32; }
 template <> constexpr DType dtype_of<double>() { return DType::Float64; }
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -5,6 +5,9 @@
 /// `2.5 / int_tensor` is floating and `uint8_tensor + 1` stays uint8), and every operand must be
 /// on one device (a 0-dim CPU tensor may join as a scalar).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <optional>
 #include <string_view>
 
@@ -234,3 +237,5 @@ Tensor operator!=(const Tensor& a, const Tensor& b);
 Tensor operator!=(const Tensor& a, const Scalar& b);
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -3,6 +3,9 @@
 /// The typed errors every Locus call throws. All derive from locus::Error, a std::runtime_error,
 /// and their messages say what went wrong, on which device, and what to do about it.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -116,3 +119,5 @@ class DistributedError : public Error {
 std::string format_bytes(uint64_t bytes);
 
 }  // namespace locus
+
+LOCUS_API_END

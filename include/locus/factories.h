@@ -4,6 +4,9 @@
 /// places the result directly on that device; `"cuda"` / `"sim"` without index mean the
 /// current device of that type.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -76,3 +79,5 @@ RngState get_rng_state();
 void set_rng_state(const RngState& state);
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file fallback.h
 /// Backends that lack an operation (SPEC section 6): the query and the CPU-fallback policy.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string_view>
 
@@ -27,3 +30,5 @@ CpuFallback cpu_fallback();
 int64_t fallback_count(std::string_view op = {});
 
 }  // namespace locus
+
+LOCUS_API_END

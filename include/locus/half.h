@@ -5,6 +5,9 @@
 /// Under nvcc (which compiles this header for the CUDA backend's host code) the portable
 /// conversions stand in for the host compiler's _Float16.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <cstring>
 
@@ -66,3 +69,5 @@ struct BFloat16 {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

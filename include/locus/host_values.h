@@ -3,6 +3,9 @@
 /// A tensor's values on the host with their shape: what Python's tensor.tolist() gives, as a
 /// flat row-major vector plus the shape to index it.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -39,3 +42,5 @@ struct HostValues {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

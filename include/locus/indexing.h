@@ -4,6 +4,9 @@
 /// `x.index_put_({...}, v)`. `using namespace locus::indexing;` brings `Slice`, `None` and
 /// `Ellipsis` into scope, so `x.index({"...", Slice(1, None, 2)})` reads like `x[..., 1::2]`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -63,3 +66,5 @@ class TensorIndex {
 };
 
 }  // namespace locus::indexing
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file locus.h
 /// Everything public in Locus. `#include <locus/locus.h>` and use namespace locus.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/accelerator.h"
 #include "locus/amp.h"
 #include "locus/autograd.h"
@@ -33,3 +36,5 @@
 #include "locus/tensor_options.h"
 #include "locus/threads.h"
 #include "locus/version.h"
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file memory.h
 /// Memory statistics per device (cpu counted, sim and cuda through the caching allocator).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -65,3 +68,5 @@ void host_pinned_empty_cache();
 }  // namespace memory
 
 }  // namespace locus
+
+LOCUS_API_END

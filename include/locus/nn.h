@@ -2,6 +2,9 @@
 /// \file nn.h
 /// Everything of locus::nn: Module, the layers, their functional forms and the losses.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/nn/activation.h"
 #include "locus/nn/clip_grad.h"
 #include "locus/nn/cloneable.h"
@@ -17,3 +20,5 @@
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
 #include "locus/nn/functional/padding.h"
+
+LOCUS_API_END

@@ -5,6 +5,9 @@
 /// share one device (a 0-dim CPU tensor may join as a scalar), then dtypes, then shapes, and
 /// runs on that device.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <initializer_list>
 #include <optional>
 #include <tuple>
@@ -193,3 +196,5 @@ DType result_type(const Tensor& a, const Tensor& b);
 DType result_type(const Tensor& a, const Scalar& b);
 
 }  // namespace locus
+
+LOCUS_API_END

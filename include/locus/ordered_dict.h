@@ -3,6 +3,9 @@
 /// OrderedDict: a dictionary that remembers insertion order, as LibTorch's torch::OrderedDict and
 /// Python's dict (what state_dict() and load() return).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -153,3 +156,5 @@ class OrderedDict {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -4,6 +4,9 @@
 /// set_float32_matmul_precision and torch.backends.cuda.matmul.allow_tf32), and how the CPU
 /// treats denormal floats (torch.set_flush_denormal).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <string>
 #include <string_view>
 
@@ -33,3 +36,5 @@ bool allow_tf32() noexcept;
 }  // namespace cuda
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -1,4 +1,7 @@
 #pragma once
+
+#include "locus/export.h"
+LOCUS_API_BEGIN
 // Products beyond matmul and mm: batched, scaled, vector forms and einsum (torch.bmm,
 // torch.addmm, torch.einsum, ...), all on the device's matrix-product kernel.
 
@@ -42,3 +45,5 @@ Tensor ger(const Tensor& self, const Tensor& vec2);
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
 
 }  // namespace locus
+
+LOCUS_API_END

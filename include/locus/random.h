@@ -1,4 +1,7 @@
 #pragma once
+
+#include "locus/export.h"
+LOCUS_API_BEGIN
 // Random sampling beyond rand / randn / randint (factories.h): permutations, Bernoulli and
 // multinomial draws, normal with a mean and std. All draw from the one generator manual_seed
 // sets, with counter-based Philox streams, so a seed gives the same values on every device.
@@ -34,3 +37,5 @@ Tensor normal(double mean, double std, const Shape& size, TensorOptions options 
 Tensor normal(const Tensor& mean, const Tensor& std);
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file scalar.h
 /// A number passed where a tensor could go (`x + 2.5`, `full(shape, 7)`).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <iosfwd>
 #include <type_traits>
@@ -67,3 +70,5 @@ class Scalar {
 std::ostream& operator<<(std::ostream& os, const Scalar& s);
 
 }  // namespace locus
+
+LOCUS_API_END

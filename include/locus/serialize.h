@@ -2,6 +2,9 @@
 /// \file serialize.h
 /// Saving and loading named tensors in the safetensors format (readable by other tools).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <optional>
 #include <string>
 
@@ -30,3 +33,5 @@ void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& pa
 OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Device> map_location = std::nullopt);
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -3,6 +3,9 @@
 /// Shape: a small vector of dimension sizes (or strides) stored inline for up to six dims, so
 /// that creating a tensor does not allocate for its metadata.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -130,3 +133,5 @@ class Shape {
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 
 }  // namespace locus
+
+LOCUS_API_END

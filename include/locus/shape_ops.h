@@ -6,6 +6,9 @@
 /// tensor indexing (`x.index({Slice(), 0})`) in indexing.h. docs/api.md, "Shapes, masks and
 /// indexing", maps each PyTorch spelling to these.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -79,3 +82,5 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int6
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
 
 }  // namespace locus
+
+LOCUS_API_END

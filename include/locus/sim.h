@@ -3,6 +3,9 @@
 /// The simulated accelerator `sim:N`: host memory behind its own caching allocator, with a
 /// capacity, obeying every placement rule CUDA does. See docs/devices.md.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,3 +38,5 @@ int current_device();
 void set_device(int index);
 
 }  // namespace locus::sim
+
+LOCUS_API_END

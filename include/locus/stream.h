@@ -3,6 +3,9 @@
 /// CUDA streams and events (torch.cuda.Stream, torch.cuda.Event, torch.cuda.stream(...)).
 /// Every call throws BackendUnavailableError, with the reason, where CUDA is unavailable.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 
 #include "locus/device.h"
@@ -108,3 +111,5 @@ class Event {
 };
 
 }  // namespace locus::cuda
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file tensor.h
 /// Tensor: a handle to a strided, typed view of memory on one device.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -553,3 +556,5 @@ std::string to_string(const Tensor& t);
 }  // namespace locus
 
 #include "locus/indexing.h"  // TensorIndex holds a Tensor, so it follows the class
+
+LOCUS_API_END

@@ -3,6 +3,9 @@
 /// The argument of `tensor(...)`: a number or a nested braced list of numbers of any depth,
 /// as Python's torch.tensor takes (`tensor({{1.f, 2.f}, {3.f, 4.f}})`).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <initializer_list>
 #include <type_traits>
@@ -53,3 +56,5 @@ class TensorLiteral {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file tensor_options.h
 /// TensorOptions: the dtype / device / requires_grad / pinned settings of a factory call.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <optional>
 
 #include "locus/device.h"
@@ -38,3 +41,5 @@ class TensorOptions {
 };
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file threads.h
 /// The CPU threads that kernels, OpenBLAS and oneDNN use (torch.set_num_threads).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 namespace locus {
 
 /// Uses at most `n` threads for CPU kernels and matrix products (as torch.set_num_threads).
@@ -15,3 +18,5 @@ void set_num_threads(int n);
 int get_num_threads() noexcept;
 
 }  // namespace locus
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file version.h
 /// Version and build configuration.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <string>
 
 namespace locus {
@@ -12,3 +15,5 @@ std::string version();
 std::string build_config();
 
 }  // namespace locus
+
+LOCUS_API_END

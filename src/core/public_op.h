@@ -16,6 +16,10 @@
 
 #include <string>
 #include <string_view>
+#include "locus/export.h"
+
+// Exported for the backend modules and tests (Note [Export table]): t_public_op must be one variable in the whole process, not one per shared object.
+LOCUS_API_BEGIN
 
 namespace locus::detail {
 
@@ -52,3 +56,5 @@ inline std::string error_prefix(std::string_view own) {
 }
 
 }  // namespace locus::detail
+
+LOCUS_API_END

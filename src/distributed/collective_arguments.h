@@ -6,6 +6,10 @@
 #include <vector>
 
 #include "locus/distributed.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -20,3 +24,5 @@ void check_parts(const std::vector<Tensor>& parts, const Tensor& like, int size,
 void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "locus/cuda.h"
 #include "locus/distributed.h"
 #include "locus/errors.h"
 #include "src/distributed/caller_waits.h"
@@ -13,7 +14,9 @@
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
 #endif
-#if LOCUS_WITH_NCCL
+#include "src/distributed/nccl_module.h"
+#include "src/runtime/backend_module.h"
+#if LOCUS_NCCL_LINKED
 #include "src/distributed/nccl/nccl_process_group.h"
 #endif
 
@@ -44,30 +47,68 @@ std::shared_ptr<Work> issue(bool async_op, Call&& call) {
 
 thread_local bool t_caller_waits = false;
 
+struct NcclBackend {
+  NcclGroupFactory make = nullptr;
+  std::string reason;  // why `make` is null
+};
+
+// The NCCL engine: linked into a static Locus, otherwise a module loaded on first use
+// (Note [Backend modules]).
+const NcclBackend& nccl_backend() {
+  static const NcclBackend backend = [] {
+    NcclBackend found;
+#if LOCUS_NCCL_LINKED
+    found.make = &make_nccl_group;
+#elif !LOCUS_BACKEND_MODULES
+    found.reason = "built without NCCL (a static Locus links NCCL in only where the CUDA toolkit has it)";
+#else
+    // NCCL runs on cuda devices only; without them its module (and NCCL's libraries) stay out
+    // of the process.
+    if (!cuda::is_available()) {
+      found.reason = "NCCL needs cuda devices, and cuda is not available: " + cuda::unavailable_reason();
+      return found;
+    }
+    const runtime::ModuleLookup module = runtime::load_backend_module("nccl", LOCUS_NCCL_MODULE_ENTRY);
+    if (module.entry) found.make = reinterpret_cast<NcclGroupFactory (*)()>(module.entry)();
+    else found.reason = module.reason;
+#endif
+    return found;
+  }();
+  return backend;
+}
+
 }  // namespace
 
 bool caller_waits() noexcept { return t_caller_waits; }
 CallerWaits::CallerWaits() noexcept : previous_(t_caller_waits) { t_caller_waits = true; }
 CallerWaits::~CallerWaits() { t_caller_waits = previous_; }
 
+std::string unavailable_reason(const std::string& backend) {
+  if (backend == "gloo") return LOCUS_WITH_GLOO ? "" : "built without Gloo (install libgloo-dev and rebuild)";
+  if (backend == "nccl") {
+    if (!LOCUS_WITH_GLOO) return "built without Gloo, whose rendezvous store NCCL meets its peers through";
+    return nccl_backend().reason;
+  }
+  if (backend == "mpi") return "not built into this Locus (use gloo for cpu tensors, nccl for cuda tensors)";
+  return "unknown distributed backend '" + backend + "': use gloo, nccl or mpi";
+}
+
 bool is_available(const std::string& backend) {
-#if LOCUS_WITH_GLOO
-  if (backend == "gloo") return true;
-#endif
-#if LOCUS_WITH_NCCL
-  if (backend == "nccl") return true;
-#endif
+  if (backend == "gloo") return LOCUS_WITH_GLOO;
+  if (backend == "nccl") return LOCUS_WITH_GLOO && nccl_backend().make;
   return false;
 }
 
 std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions options) {
   if (backend != "gloo" && backend != "nccl" && backend != "mpi")
     throw ValueError("unknown distributed backend '" + backend + "': use gloo, nccl or mpi");
-  if (!is_available(backend))
+  if (!is_available(backend)) {
+    if (backend == "nccl")
+      throw BackendUnavailableError("the distributed backend 'nccl' is not available: " + unavailable_reason(backend));
     throw BackendUnavailableError("the distributed backend '" + backend + "' is not built into this Locus" +
-                                  (backend == "gloo"   ? " (install libgloo-dev and rebuild)"
-                                   : backend == "nccl" ? " (it needs the CUDA toolkit's NCCL and Gloo at build time)"
-                                                       : " (use gloo for cpu tensors, nccl for cuda tensors)"));
+                                  (backend == "gloo" ? " (install libgloo-dev and rebuild)"
+                                                     : " (use gloo for cpu tensors, nccl for cuda tensors)"));
+  }
   const int rank = rank_variable(options.rank(), "RANK");
   const int size = rank_variable(options.world_size(), "WORLD_SIZE");
   if (size < 1 || rank >= size)
@@ -78,9 +119,7 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
   if (store.empty())
     throw ValueError("init_process_group: no rendezvous store: set LOCUS_STORE=file:///a/shared/dir or redis://host:port "
                      "(`locus run` sets it), or pass GroupOptions().store(...)");
-#if LOCUS_WITH_NCCL
-  if (backend == "nccl") return make_nccl_group(store, rank, size, options.timeout(), options.name(), options.device());
-#endif
+  if (backend == "nccl") return nccl_backend().make(store, rank, size, options.timeout(), options.name(), options.device());
 #if LOCUS_WITH_GLOO
   return make_gloo_group(store, rank, size, options.timeout(), options.name());
 #else

@@ -4,6 +4,10 @@
 // fuzz target can take every input these parsers see.
 
 #include <string>
+#include "locus/export.h"
+
+// Exported for Locus's tests (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -25,3 +29,5 @@ StoreAddress parse_store_url(const std::string& url);
 int rank_variable(int given, const char* var);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

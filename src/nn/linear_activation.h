@@ -4,6 +4,10 @@
 
 #include "locus/tensor.h"
 #include "src/ops/kernel_table.h"
+#include "locus/export.h"
+
+// Exported for Locus's tests (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::nn {
 
@@ -12,3 +16,5 @@ namespace locus::nn {
 Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue);
 
 }  // namespace locus::nn
+
+LOCUS_API_END

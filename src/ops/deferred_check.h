@@ -6,6 +6,10 @@
 
 #include "locus/tensor.h"
 #include "src/ops/kernel_table.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::ops {
 
@@ -20,3 +24,5 @@ std::optional<int64_t> check_range(OpId op, CheckKind kind, const Tensor& values
 [[noreturn]] void raise_failed_check(OpId op, CheckKind kind, int64_t value, int64_t bound, Device device, bool deferred);
 
 }  // namespace locus::ops
+
+LOCUS_API_END

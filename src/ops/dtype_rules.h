@@ -4,6 +4,10 @@
 
 #include "locus/dtype.h"
 #include "src/ops/op_id.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::ops {
 
@@ -46,3 +50,5 @@ struct ElementwiseDtypes {
 ElementwiseDtypes resolve_dtypes(OpId op, DType common);
 
 }  // namespace locus::ops
+
+LOCUS_API_END

@@ -160,8 +160,8 @@ Tensor tensor(const TensorLiteral& data, TensorOptions options) {
 }
 
 #define LOCUS_TENSOR_FACTORY(T)                                                         \
-  template Tensor tensor<T>(const std::vector<T>&, TensorOptions);                      \
-  template Tensor tensor<T>(const std::vector<T>&, const Shape&, TensorOptions);        \
+  template LOCUS_API Tensor tensor<T>(const std::vector<T>&, TensorOptions);            \
+  template LOCUS_API Tensor tensor<T>(const std::vector<T>&, const Shape&, TensorOptions); \
 
 LOCUS_TENSOR_FACTORY(bool)
 LOCUS_TENSOR_FACTORY(uint8_t)

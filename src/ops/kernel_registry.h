@@ -1,6 +1,7 @@
 #pragma once
 // Which kernels each device type has: filled once from the one registration file
-// (src/backends/register_backends.cpp), read on every op without a lock.
+// (src/backends/register_backends.cpp), read on every op without a lock (a module's table
+// behind a std::call_once).
 
 #include "locus/device.h"
 #include "locus/dtype.h"
@@ -14,6 +15,9 @@ struct BackendKernels {
   /// False where the backend lacks `op` for `dtype` (a sim device told to lack it, SPEC section
   /// 6); null when every kernel of the table is there. Must not lock: it runs on every op.
   bool (*supports)(OpId op, DType dtype) noexcept = nullptr;
+  /// Loads `table` the first time the type is asked for (a backend module, Note [Backend
+  /// modules]); null for kernels linked in. A failed load leaves the entry empty.
+  const KernelTable* (*load)() noexcept = nullptr;
 };
 
 /// The kernels of `type`; an empty entry when this build has none.

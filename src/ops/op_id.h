@@ -7,6 +7,10 @@
 #include <string_view>
 
 #include "src/ops/op_table.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::ops {
 
@@ -40,3 +44,5 @@ std::string error_name(OpId op);
 std::string op_prefix(OpId op);
 
 }  // namespace locus::ops
+
+LOCUS_API_END

@@ -12,6 +12,10 @@
 
 #include "src/runtime/allocator.h"
 #include "src/runtime/raw_memory.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::runtime {
 
@@ -81,3 +85,5 @@ class CachingAllocator final : public Allocator {
 void update_stat(StatCounter& c, int64_t delta) noexcept;
 
 }  // namespace locus::runtime
+
+LOCUS_API_END

@@ -10,6 +10,10 @@
 #include "src/runtime/allocator.h"
 #include "src/runtime/raw_memory.h"
 #include "src/runtime/stream_runtime.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::runtime {
 
@@ -90,8 +94,17 @@ Device resolve_device(Device device);
 Allocator& allocator_for(Device device);
 /// The cached pinned host allocator.
 Allocator& pinned_allocator();
+/// A device type's runtime as the registry holds it: linked in, or loaded the first time the
+/// type is asked for (a backend module, Note [Backend modules]).
+struct RuntimeSlot {
+  DeviceRuntime* runtime = nullptr;
+  /// Loads the runtime; null when it cannot be had, with the reason written to `reason`.
+  DeviceRuntime* (*load)(std::string& reason) noexcept = nullptr;
+};
 /// Fills the registry; defined in src/backends/register_backends.cpp, the one place that
 /// knows which backends this build has.
-void register_backends(DeviceRuntime* slots[kNumDeviceTypes]);
+void register_backends(RuntimeSlot slots[kNumDeviceTypes]);
 
 }  // namespace locus::runtime
+
+LOCUS_API_END

@@ -5,6 +5,10 @@
 #include <cstdint>
 
 #include "src/runtime/raw_memory.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::runtime {
 
@@ -30,3 +34,5 @@ class HostMemory final : public RawMemory {
 };
 
 }  // namespace locus::runtime
+
+LOCUS_API_END

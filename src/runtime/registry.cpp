@@ -11,24 +11,43 @@
 namespace locus::runtime {
 namespace {
 
-struct Registry {
-  DeviceRuntime* slots[kNumDeviceTypes] = {};
-  Registry() { register_backends(slots); }
+// A runtime that comes from a module is loaded once, by the first thread that asks for it;
+// linked-in ones are read without a lock.
+class Registry {
+ public:
+  Registry() { register_backends(slots_); }
+
+  DeviceRuntime* find(DeviceType type) noexcept {
+    const int t = static_cast<int>(type);
+    const RuntimeSlot& slot = slots_[t];
+    if (!slot.load) return slot.runtime;
+    std::call_once(loaded_[t], [&] { from_module_[t] = slot.load(load_failure_[t]); });
+    return from_module_[t];
+  }
+
+  std::string why_unavailable(DeviceType type) {
+    if (const DeviceRuntime* rt = find(type)) return rt->unavailable_reason();
+    const std::string& failure = load_failure_[static_cast<int>(type)];
+    return failure.empty() ? std::string(device_type_missing_reason(type)) : failure;
+  }
+
+ private:
+  RuntimeSlot slots_[kNumDeviceTypes];
+  std::once_flag loaded_[kNumDeviceTypes];
+  DeviceRuntime* from_module_[kNumDeviceTypes] = {};
+  std::string load_failure_[kNumDeviceTypes];
 };
 
-const Registry& registry() {
-  static const Registry r;
+Registry& registry() {
+  static Registry r;
   return r;
 }
 
-std::string why_unavailable(DeviceType type) {
-  const DeviceRuntime* rt = registry().slots[static_cast<int>(type)];
-  return rt ? rt->unavailable_reason() : std::string(device_type_missing_reason(type));
-}
+std::string why_unavailable(DeviceType type) { return registry().why_unavailable(type); }
 
 }  // namespace
 
-DeviceRuntime* find_runtime(DeviceType type) noexcept { return registry().slots[static_cast<int>(type)]; }
+DeviceRuntime* find_runtime(DeviceType type) noexcept { return registry().find(type); }
 
 DeviceRuntime& runtime(DeviceType type) {
   DeviceRuntime* rt = find_runtime(type);

@@ -32,6 +32,11 @@ void run_info() {
     std::cout << "not available: " << cuda::unavailable_reason() << "\n";
   }
   std::cout << "  mps: " << (mps::is_available() ? "available" : "not available (Apple silicon only)") << "\n";
+  std::cout << "\nProcess groups\n";
+  for (const char* backend : {"gloo", "nccl"})
+    std::cout << "  " << backend << ": "
+              << (distributed::is_available(backend) ? "available" : "not available: " + distributed::unavailable_reason(backend))
+              << "\n";
   std::cout << "\nbest_device(): " << best_device() << "\n";
 }
 

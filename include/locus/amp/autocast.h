@@ -4,6 +4,9 @@
 /// bfloat16 and precision-hungry ones (softmax, exp, log, pow, sum, mean, the losses) in
 /// float32, on the device type the guard names. docs/mixed_precision.md has the lists.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <optional>
 
@@ -60,3 +63,5 @@ AutocastCounts autocast_counts() noexcept;
 void check_autocast_support(DeviceType type, DType dtype);
 
 }  // namespace locus::amp
+
+LOCUS_API_END

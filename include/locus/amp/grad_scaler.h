@@ -4,6 +4,9 @@
 /// underflow, unscales them before the step, skips steps whose gradients are not finite and
 /// adapts the scale.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -96,3 +99,5 @@ class GradScaler {
 };
 
 }  // namespace locus::amp
+
+LOCUS_API_END

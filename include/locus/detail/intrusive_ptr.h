@@ -3,6 +3,9 @@
 /// Reference counting stored inside the object: one allocation per tensor instead of the two
 /// std::shared_ptr's control block would add, and no extra indirection on the hot path.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -68,3 +71,5 @@ intrusive_ptr<T> make_intrusive(Args&&... args) {
 }
 
 }  // namespace locus::detail
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file storage.h
 /// DataPtr (memory plus how to give it back) and Storage (the buffer tensors view into).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -120,3 +123,5 @@ class Storage : public RefCounted {
 };
 
 }  // namespace locus::detail
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file tensor_impl.h
 /// TensorImpl: a strided view (sizes, strides, offset, dtype) into a Storage.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <memory>
 
@@ -97,3 +100,5 @@ class TensorImpl : public RefCounted {
 };
 
 }  // namespace locus::detail
+
+LOCUS_API_END

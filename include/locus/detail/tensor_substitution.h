@@ -4,6 +4,9 @@
 /// which module replication installs while it copy-constructs a module (Note [Replicating
 /// modules], src/nn/replicate.cpp). Tensor's copy constructor consults it.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <atomic>
 #include <unordered_map>
 
@@ -37,3 +40,5 @@ class TensorSubstitutionScope {
 void substitute_tensor(intrusive_ptr<TensorImpl>& impl);
 
 }  // namespace locus::detail
+
+LOCUS_API_END

@@ -6,6 +6,9 @@
 /// Each runs one elementwise op of the op table (elementwise.h), so it works on every device,
 /// refuses the dtypes PyTorch refuses and has PyTorch's gradient. Modules print as PyTorch's.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -288,3 +291,5 @@ Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
 
 }  // namespace locus::nn::functional
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file nn/clip_grad.h
 /// Gradient clipping (torch.nn.utils.clip_grad_norm_ and clip_grad_value_).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <vector>
 
 #include "locus/tensor.h"
@@ -23,3 +26,5 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
 
 }  // namespace locus::nn::utils
+
+LOCUS_API_END

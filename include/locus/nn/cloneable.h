@@ -3,6 +3,9 @@
 /// nn::Cloneable<Derived>: a module that can deep-copy itself (LibTorch's Cloneable), which is
 /// what DataParallel needs to put a replica on each device.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <memory>
 #include <optional>
 #include <typeinfo>
@@ -40,3 +43,5 @@ class Cloneable : public Module {
 };
 
 }  // namespace locus::nn
+
+LOCUS_API_END

@@ -6,6 +6,9 @@
 /// PyTorch does (`layers.0.weight`, `heads.cls.bias`, `scales.1`), to() moves them and
 /// DataParallel replicates them. None has a forward: a model's own forward iterates them.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -209,3 +212,5 @@ class ParameterListImpl : public Module {
 LOCUS_MODULE(ParameterList);
 
 }  // namespace locus::nn
+
+LOCUS_API_END

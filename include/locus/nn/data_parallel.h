@@ -2,6 +2,9 @@
 /// \file data_parallel.h
 /// nn::DataParallel: one model, one process, several devices (torch.nn.DataParallel).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -86,3 +89,5 @@ class DataParallel : public ModuleHolder<DataParallelImpl> {
 };
 
 }  // namespace locus::nn
+
+LOCUS_API_END

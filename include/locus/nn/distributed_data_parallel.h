@@ -3,6 +3,9 @@
 /// nn::DistributedDataParallel: one replica per process, gradients averaged over a process
 /// group during backward (torch.nn.parallel.DistributedDataParallel).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -89,3 +92,5 @@ class DistributedDataParallelImpl : public Module {
 LOCUS_MODULE(DistributedDataParallel);
 
 }  // namespace locus::nn
+
+LOCUS_API_END

@@ -4,6 +4,9 @@
 /// its arguments' devices, dtypes and shapes first, so an error names it and the argument, not
 /// an op it is built from: "... (when checking argument 'weight' of 'linear')".
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/nn/loss.h"
 #include "locus/nn/loss_options.h"
 #include "locus/tensor.h"
@@ -102,3 +105,5 @@ Tensor normalize(const Tensor& input, const NormalizeFuncOptions& options = {});
 
 }  // namespace functional
 }  // namespace locus::nn
+
+LOCUS_API_END

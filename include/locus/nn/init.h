@@ -5,6 +5,9 @@
 /// reproducible) or a fixed pattern, and returns it. Spelled as LibTorch:
 /// `nn::init::kaiming_uniform_(fc->weight, 0, nn::init::kFanIn, nn::init::kReLU);`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -101,3 +104,5 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0, FanMode mode = kFanIn, Nonli
 Tensor orthogonal_(Tensor tensor, double gain = 1.0);
 
 }  // namespace locus::nn::init
+
+LOCUS_API_END

@@ -3,6 +3,9 @@
 /// The layers of torch.nn that the tutorials use, each an `...Impl` module class with its
 /// handle (`nn::Linear` shares an `nn::LinearImpl`; module_holder.h).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -185,3 +188,5 @@ class Sequential : public ModuleHolder<SequentialImpl> {
 };
 
 }  // namespace locus::nn
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file loss.h
 /// Loss functions, as torch.nn.functional: each takes a reduction (mean by default).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 
 #include "locus/arg.h"
@@ -38,3 +41,5 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOp
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options = {});
 
 }  // namespace locus::nn
+
+LOCUS_API_END

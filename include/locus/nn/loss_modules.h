@@ -3,6 +3,9 @@
 /// The losses as modules (torch.nn.CrossEntropyLoss, ...): options fixed at construction,
 /// called as `loss_fn(output, target)`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <utility>
 
 #include "locus/nn/loss.h"
@@ -167,3 +170,5 @@ class CosineEmbeddingLossImpl : public Module {
 LOCUS_MODULE(CosineEmbeddingLoss);
 
 }  // namespace locus::nn
+
+LOCUS_API_END

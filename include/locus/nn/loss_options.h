@@ -4,6 +4,9 @@
 /// their functional aliases (`F::BinaryCrossEntropyFuncOptions`), which LibTorch defines as the
 /// same structs.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 
 #include "locus/arg.h"
@@ -195,3 +198,5 @@ struct DropoutFuncOptions {
 
 }  // namespace functional
 }  // namespace locus::nn
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file module.h
 /// nn::Module: parameters, buffers and submodules, moved together (torch.nn.Module).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -164,3 +167,5 @@ class Module : public std::enable_shared_from_this<Module> {
 std::ostream& operator<<(std::ostream& os, const Module& module);
 
 }  // namespace locus::nn
+
+LOCUS_API_END

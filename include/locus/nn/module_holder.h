@@ -3,6 +3,9 @@
 /// Module handles as LibTorch has them: `nn::Linear` is a cheap-to-copy handle that shares one
 /// `nn::LinearImpl`, is called like a function and reaches its members with `->`.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <concepts>
 #include <cstddef>
 #include <memory>
@@ -142,3 +145,5 @@ class AnyModule {
     Name(const ::locus::nn::ModuleHolder<Name##Impl>& other) : ::locus::nn::ModuleHolder<Name##Impl>(other) {} \
     LOCUS_HANDLE_TO_METHODS(Name)                                                                       \
   }
+
+LOCUS_API_END

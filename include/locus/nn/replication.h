@@ -5,6 +5,9 @@
 /// register_module, AnyModule), and the replacement of submodules by their replicas while one
 /// is copied. Note [Replicating modules], src/nn/replicate.cpp.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -76,3 +79,5 @@ inline bool replicating() noexcept {
 }
 
 }  // namespace locus::detail
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file adagrad.h
 /// torch.optim.Adagrad.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -52,3 +55,5 @@ class Adagrad : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

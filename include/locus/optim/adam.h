@@ -2,6 +2,9 @@
 /// \file adam.h
 /// torch.optim.Adam and torch.optim.AdamW.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -77,3 +80,5 @@ class AdamW : public Adam {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file adamax.h
 /// torch.optim.Adamax.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -55,3 +58,5 @@ class Adamax : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -4,6 +4,9 @@
 /// at construction and at every step(), with PyTorch 1.13's recursive ("chainable") formulas,
 /// so a schedule's floats equal PyTorch's.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -363,3 +366,5 @@ using lr_scheduler::ReduceLROnPlateauOptions;     ///< ReduceLROnPlateau's keywo
 using lr_scheduler::SequentialLR;                 ///< as torch.optim.lr_scheduler.SequentialLR
 using lr_scheduler::StepLR;                       ///< as torch.optim.lr_scheduler.StepLR
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file nadam.h
 /// torch.optim.NAdam.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -57,3 +60,5 @@ class NAdam : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -4,6 +4,9 @@
 /// groups with their own options, per-parameter state that follows the parameters' devices,
 /// state_dict()/load_state_dict().
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -238,3 +241,5 @@ class Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file radam.h
 /// torch.optim.RAdam.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -56,3 +59,5 @@ class RAdam : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file rmsprop.h
 /// torch.optim.RMSprop.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -53,3 +56,5 @@ class RMSprop : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

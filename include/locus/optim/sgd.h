@@ -2,6 +2,9 @@
 /// \file sgd.h
 /// torch.optim.SGD.
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
@@ -52,3 +55,5 @@ class SGD : public Optimizer {
 };
 
 }  // namespace locus::optim
+
+LOCUS_API_END

@@ -9,6 +9,7 @@
 #endif
 
 #include "src/ops/kernel_table.h"
+#include "locus/export.h"
 
 // Note [Streaming stores]
 // An ordinary store to a line that is not cached first reads it (read-for-ownership), so
@@ -20,6 +21,9 @@
 // into a small buffer in L1 that is then streamed out, so the op's own loop stays the one the
 // compiler vectorizes; each thread fences its streamed stores before its part of the parallel
 // region ends, so the result is visible to every thread after the op returns.
+
+// Exported for Locus's tests (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::cpu {
 
@@ -79,3 +83,5 @@ void write_run(Out* out, int64_t n, bool stream, Body&& body) {
 }
 
 }  // namespace locus::cpu
+
+LOCUS_API_END

@@ -2,6 +2,7 @@
 // How many threads CPU kernels use now: Note [Thread budget].
 
 #include <cstdint>
+#include "locus/export.h"
 
 // Note [Thread budget]
 // Kernels, OpenBLAS and oneDNN share libgomp's threads (Note [CPU threads]). libgomp's workers
@@ -22,6 +23,9 @@
 // budget, which OpenBLAS and oneDNN read at each call, so all three follow one policy. Where
 // /proc/loadavg cannot be read the budget stays at the ceiling.
 
+// Exported for Locus's tests (Note [Export table]); not public API.
+LOCUS_API_BEGIN
+
 namespace locus::cpu {
 
 /// The most threads a kernel may use: OMP_NUM_THREADS or the cores at start-up, or what
@@ -39,3 +43,5 @@ int threads_now() noexcept;
 int next_thread_budget(int runnable, int cpus, int current, int ceiling, int& down, int& up) noexcept;
 
 }  // namespace locus::cpu
+
+LOCUS_API_END

@@ -9,6 +9,10 @@
 #include <gloo/rendezvous/store.h>
 
 #include "src/distributed/gloo/collective_check.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -24,3 +28,5 @@ std::string describe_failed_collective(gloo::rendezvous::Store& store, const Col
                                        int size, std::chrono::milliseconds timeout, const std::string& engine);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "locus/tensor.h"
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -41,3 +45,5 @@ std::string describe_mismatch(const std::vector<CollectiveCall>& calls);
 bool collective_debug_enabled();
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -7,6 +7,10 @@
 #include <vector>
 
 #include <gloo/rendezvous/store.h>
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -17,3 +21,5 @@ std::vector<std::string> exchange(gloo::rendezvous::Store& store, const std::str
                                   const std::string& value, std::chrono::milliseconds timeout, const std::string& what);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -6,6 +6,10 @@
 #include <string>
 
 #include <gloo/rendezvous/store.h>
+#include "locus/export.h"
+
+// Exported for the backend modules (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -18,3 +22,5 @@ std::unique_ptr<gloo::rendezvous::Store> open_store(const std::string& url);
 bool is_local_store(const std::string& url);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

@@ -2,6 +2,9 @@
 /// \file padding.h
 /// F::pad, as LibTorch's `torch::nn::functional::pad` (`namespace F = locus::nn::functional;`).
 
+#include "locus/export.h"
+LOCUS_API_BEGIN
+
 #include <cstdint>
 #include <vector>
 
@@ -52,3 +55,5 @@ Tensor one_hot(const Tensor& tensor, int64_t num_classes = -1);
 
 }  // namespace nn::functional
 }  // namespace locus
+
+LOCUS_API_END

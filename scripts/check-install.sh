@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The installed package as users meet it, after scripts/test.sh has built build/release:
+#  1. `cmake --install` into build/install; the consumer project (consumer/) configured, built and
+#     run against it with the CUDA toolkit hidden (a clean environment, /usr/local/cuda on no
+#     search path, find_package(CUDAToolkit) disabled); ldd of the consumer must list no CUDA
+#     library, and the consumer checks its own /proc/self/maps.
+#  2. The Debian packages (scripts/package.sh) installed with `apt-get install ./*.deb`; the
+#     consumer built against them through CMake and through pkg-config, and run; `locus info` run
+#     from /usr/bin; the packages removed again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cuda_libraries='libcuda|libcublas|libcudart|libnccl|libcudnn|liblocus_cuda|liblocus_nccl'
+no_cuda_env=(env -i HOME="$HOME" PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
+no_cuda_cmake=(-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda)
+
+check_no_cuda() {  # $1: a program
+  if ldd "$1" | grep -Ei "$cuda_libraries"; then
+    echo "error: $1 needs a CUDA library (above)" >&2
+    exit 1
+  fi
+}
+
+# ---- 1. cmake --install, consumed without the CUDA toolkit --------------------------------------
+rm -rf build/install build/consumer
+cmake --install build/release --prefix "$PWD/build/install" | grep "Installed size" || true
+"${no_cuda_env[@]}" cmake -S consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" \
+  "${no_cuda_cmake[@]}" >/dev/null
+"${no_cuda_env[@]}" cmake --build build/consumer >/dev/null
+"${no_cuda_env[@]}" build/consumer/consumer
+check_no_cuda build/consumer/consumer
+check_no_cuda build/install/bin/locus
+echo "consumer of build/install: built and ran without the CUDA toolkit; ldd lists no CUDA library"
+
+# ---- 2. the Debian packages ------------------------------------------------------------------------
+[ "${LOCUS_SKIP_DEBS:-0}" = 1 ] && exit 0
+scripts/package.sh
+sudo_cmd=""
+[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+packages=$(for deb in build/packages/*.deb; do dpkg-deb -f "$deb" Package; done | tr '\n' ' ')
+trap '$sudo_cmd apt-get remove -y -qq $packages >/dev/null 2>&1 || true' EXIT
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends ./build/packages/*.deb >/dev/null
+rm -rf build/consumer-deb
+"${no_cuda_env[@]}" cmake -S consumer -B build/consumer-deb -G Ninja "${no_cuda_cmake[@]}" >/dev/null
+"${no_cuda_env[@]}" cmake --build build/consumer-deb >/dev/null
+"${no_cuda_env[@]}" build/consumer-deb/consumer
+check_no_cuda build/consumer-deb/consumer
+# shellcheck disable=SC2046
+"${no_cuda_env[@]}" g++ -O1 -o build/consumer-deb/consumer_pkgconfig consumer/main.cpp $(pkg-config --cflags --libs locus)
+"${no_cuda_env[@]}" build/consumer-deb/consumer_pkgconfig >/dev/null
+check_no_cuda build/consumer-deb/consumer_pkgconfig
+"${no_cuda_env[@]}" /usr/bin/locus info | sed -n '/Build/,$p' | grep -E "CUDA backend|cuda:|nccl"
+check_no_cuda /usr/bin/locus
+echo "Debian packages ($packages): installed, consumer built through CMake and pkg-config, ran"
