@@ -47,7 +47,8 @@ install(FILES ${PROJECT_BINARY_DIR}/locus.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}
 # the GPU's kernels; liblocus itself stays small).
 install(CODE [[
   foreach(file IN LISTS CMAKE_INSTALL_MANIFEST_FILES)
-    if(file MATCHES "/lib[a-z_]+\\.so(\\.[0-9.]+)?$" AND NOT IS_SYMLINK "${file}")
+    set(file "$ENV{DESTDIR}${file}")  # cpack installs into a staging DESTDIR
+    if(file MATCHES "/lib[a-z_]+\\.so(\\.[0-9.]+)?$" AND EXISTS "${file}" AND NOT IS_SYMLINK "${file}")
       file(SIZE "${file}" bytes)
       math(EXPR mib "${bytes} / 1048576")
       math(EXPR tenths "(${bytes} % 1048576) * 10 / 1048576")

@@ -27,6 +27,9 @@ set(soversion ${PROJECT_VERSION_MAJOR})
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "liblocus${soversion}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps names libopenblas0, which any threading flavour provides; Locus wants the OpenMP
+# one (Note [CPU threads]) and its RUNPATH points there.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo process groups)")
 

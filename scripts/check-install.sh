@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cuda_libraries='libcuda|libcublas|libcudart|libnccl|libcudnn|liblocus_cuda|liblocus_nccl'
 no_cuda_env=(env -i HOME="$HOME" PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
-no_cuda_cmake=(-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda)
+no_cuda_cmake=(--no-warn-unused-cli -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda)
 
 check_no_cuda() {  # $1: a program
   if ldd "$1" | grep -Ei "$cuda_libraries"; then
