@@ -39,7 +39,11 @@ for sp in site.getsitepackages():
 print(":".join(d for d in dirs if glob.glob(os.path.join(d, "libcublas.so.13*")) or glob.glob(os.path.join(d, "libnccl.so.2*"))))
 PY
 )
-locus_env() { LD_LIBRARY_PATH="$pack/lib:${cublas_dirs}:${LD_LIBRARY_PATH:-}" LOCUS_SIM_DEVICES=2 "$@"; }
+# liblocus.so and the CUDA and NCCL modules beside it in $pack/lib (Note [Backend modules]).
+locus_env() {
+  LD_LIBRARY_PATH="$pack/lib:${cublas_dirs}:${LD_LIBRARY_PATH:-}" LOCUS_SIM_DEVICES=2 \
+    LOCUS_TEST_MODULES="$pack/tests/backend_module" "$@"
+}
 
 summary="$out/summary.txt"
 row() { printf '%-28s %s\n' "$1" "$2" >> "$summary"; }
@@ -60,6 +64,8 @@ find_sanitizer() {
 
 stage_tests() {
   locus_env "$pack"/bin/locus info > "$logs/info.txt" 2>&1
+  # The CUDA backend comes from its module (Note [Backend modules]): loaded, or why not.
+  row "locus info: cuda" "$(grep -m1 '^  cuda:' "$logs/info.txt" | sed 's/^  cuda: //')"
   locus_env timeout 420 "$pack"/tests/locus_tests --gtest_output=xml:"$logs/tests.xml" > "$logs/tests.log" 2>&1
   local rc=$?
   local passed failed skipped

@@ -16,6 +16,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib,tests,examples,bench,data}
 cp "$build"/bin/locus "$stage"/bin/
 cp "$build"/tests/locus_tests "$stage"/tests/
+cp -r "$build"/tests/backend_module "$stage"/tests/  # the loader tests' stand-in modules
 cp "$build"/examples/example_* "$stage"/examples/
 cp "$build"/bench/locus_gpu_bench "$stage"/bench/
 cp -P "$build"/liblocus.so* "$stage"/lib/
@@ -36,4 +37,6 @@ cp bench/torch_amp_bench.py "$stage"/bench/
 cp /usr/share/datasets/fashion-mnist/*.gz "$stage"/data/ 2>/dev/null || echo "warning: dataset-fashion-mnist not installed; locus train will be skipped there"
 mkdir -p .gpu
 tar -C "$stage" -cf - . | xz -T2 -6 > .gpu/pack.tar.xz
-echo "packed $(du -h .gpu/pack.tar.xz | cut -f1) into .gpu/pack.tar.xz (carry .gpu)"
+bytes=$(stat -c %s .gpu/pack.tar.xz)
+echo "packed $(( bytes / 1048576 )) MiB into .gpu/pack.tar.xz (carry .gpu; the device tool carries at most 64 MiB)"
+[ "$bytes" -lt $(( 64 * 1048576 )) ] || { echo "error: the pack is over 64 MiB" >&2; exit 1; }

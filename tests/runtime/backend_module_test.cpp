@@ -20,6 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Where the stand-in modules were built; scripts/gpu-check.sh points LOCUS_TEST_MODULES at the
+// copies in its pack.
+fs::path stand_in_modules() {
+  const char* moved = getenv("LOCUS_TEST_MODULES");
+  return moved ? fs::path(moved) : fs::path(LOCUS_TEST_MODULES);
+}
+
 // A fresh directory with the stand-in module `variant` copied in as module `name`, put first on
 // LOCUS_BACKEND_PATH for the life of the object.
 class ModuleDir {
@@ -29,7 +36,7 @@ class ModuleDir {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     if (!variant.empty())
-      fs::copy_file(fs::path(LOCUS_TEST_MODULES) / ("liblocus_test_module_" + variant + ".so"),
+      fs::copy_file(stand_in_modules() / ("liblocus_test_module_" + variant + ".so"),
                     dir_ / runtime::backend_module_file(name));
     const char* previous = getenv("LOCUS_BACKEND_PATH");
     had_previous_ = previous != nullptr;
