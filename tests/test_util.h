@@ -67,11 +67,15 @@ class MemoryBaseline {
   int64_t start_;
 };
 
+/// True in a static Locus with the CUDA backend linked in (BUILD_SHARED_LIBS=OFF): its kernels
+/// and CUDA libraries are in every process, driver or not.
+inline bool cuda_linked_in() { return build_config().find("CUDA backend: linked in") != std::string::npos; }
+
 /// True when the CUDA kernels are linked in or their module is loaded (Note [Backend modules]):
 /// a "not implemented" error lists cuda among the implementing devices only then. Without a
 /// driver, or without the module, the reason says so and the kernels are not in the process.
 inline bool cuda_kernels_loaded() {
-  if (cuda::is_available()) return true;
+  if (cuda::is_available() || cuda_linked_in()) return true;
   const std::string reason = cuda::unavailable_reason();
   return reason.rfind("built without CUDA", 0) != 0 && reason.rfind("no NVIDIA driver", 0) != 0 &&
          reason.find("liblocus_cuda") == std::string::npos;
