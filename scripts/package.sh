@@ -4,8 +4,7 @@
 # their dependencies. Install them with: apt-get install ./build/packages/*.deb
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -f build/release/build.ninja ] || scripts/build.sh release
-cmake --build --preset release >/dev/null
+scripts/build.sh release >/dev/null
 rm -rf build/packages
 (cd build/release && cpack -G DEB -B "$PWD/../packages" >/dev/null)
 rm -rf build/packages/_CPack_Packages

@@ -4,8 +4,6 @@
 // CUDA backend is a module loaded on first use (Note [Backend modules]), or linked in when
 // Locus is built as one static library.
 
-#include <dlfcn.h>
-
 #include <string>
 
 #include "src/backends/cpu/cpu_kernels.h"
@@ -37,12 +35,8 @@ CudaBackend find_cuda_backend() noexcept {
 #else
   // Without a driver the module could not use a GPU anyway; not loading it keeps a CPU-only
   // machine's process free of the CUDA libraries the module needs.
-  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-    dlclose(driver);
-  } else {
-    found.reason = "no NVIDIA driver found (libcuda.so.1 could not be loaded)";
-    return found;
-  }
+  found.reason = cuda_backend::missing_driver_reason();
+  if (!found.reason.empty()) return found;
   const runtime::ModuleLookup module = runtime::load_backend_module("cuda", LOCUS_CUDA_MODULE_ENTRY);
   if (!module.entry) {
     found.reason = module.reason;

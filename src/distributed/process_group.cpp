@@ -93,11 +93,7 @@ std::string unavailable_reason(const std::string& backend) {
   return "unknown distributed backend '" + backend + "': use gloo, nccl or mpi";
 }
 
-bool is_available(const std::string& backend) {
-  if (backend == "gloo") return LOCUS_WITH_GLOO;
-  if (backend == "nccl") return LOCUS_WITH_GLOO && nccl_backend().make;
-  return false;
-}
+bool is_available(const std::string& backend) { return unavailable_reason(backend).empty(); }
 
 std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions options) {
   if (backend != "gloo" && backend != "nccl" && backend != "mpi")

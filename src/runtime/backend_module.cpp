@@ -50,8 +50,9 @@ std::string own_directory() {
 std::string explain_dlopen_failure(const std::string& path, const std::string& error) {
   const auto colon = error.find(": cannot open shared object file");
   if (colon != std::string::npos) {
-    const auto start = error.rfind(": ", colon == 0 ? 0 : colon - 1);
-    const std::string library = error.substr(start == std::string::npos ? 0 : start + 2, colon - (start == std::string::npos ? 0 : start + 2));
+    const auto before = colon == 0 ? std::string::npos : error.rfind(": ", colon - 1);
+    const auto begin = before == std::string::npos ? 0 : before + 2;
+    const std::string library = error.substr(begin, colon - begin);
     return path + " needs " + library + ", which is missing (not installed, or not on the library path)";
   }
   return path + " could not be loaded: " + error;
@@ -112,7 +113,6 @@ ModuleLookup load_backend_module(std::string_view name, const char* entry_symbol
     found.reason = "the " + std::string(name) + " backend module (" + file + ") is not installed: looked in " +
                    (looked.empty() ? std::string("no directory") : looked) + " (LOCUS_BACKEND_PATH adds directories)";
   } catch (...) {
-    found.entry = nullptr;
     found.reason = "looking for the " + std::string(name) + " backend module ran out of memory";
   }
   return found;

@@ -19,10 +19,10 @@ class Registry {
 
   DeviceRuntime* find(DeviceType type) noexcept {
     const int t = static_cast<int>(type);
-    const RuntimeSlot& slot = slots_[t];
-    if (!slot.load) return slot.runtime;
-    std::call_once(loaded_[t], [&] { from_module_[t] = slot.load(load_failure_[t]); });
-    return from_module_[t];
+    RuntimeSlot& slot = slots_[t];
+    // Every reader of a module's slot passes through the once_flag, so the write is seen.
+    if (slot.load) std::call_once(loaded_[t], [&] { slot.runtime = slot.load(load_failure_[t]); });
+    return slot.runtime;
   }
 
   std::string why_unavailable(DeviceType type) {
@@ -34,7 +34,6 @@ class Registry {
  private:
   RuntimeSlot slots_[kNumDeviceTypes];
   std::once_flag loaded_[kNumDeviceTypes];
-  DeviceRuntime* from_module_[kNumDeviceTypes] = {};
   std::string load_failure_[kNumDeviceTypes];
 };
 

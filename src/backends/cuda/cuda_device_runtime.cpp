@@ -5,7 +5,6 @@
 #include "src/backends/cuda/cuda_device_runtime.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <memory>
@@ -15,6 +14,7 @@
 
 #include "locus/errors.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_module.h"
 #include "src/backends/cuda/cuda_deferred_checks.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
@@ -35,14 +35,8 @@ struct Discovery {
 
 Discovery probe() noexcept {
   Discovery d;
-  // The runtime reports a missing driver as "insufficient driver"; looking for the library
-  // ourselves gives the user the real story.
-  if (void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-    dlclose(lib);
-  } else {
-    d.reason = "no NVIDIA driver found (libcuda.so.1 could not be loaded)";
-    return d;
-  }
+  d.reason = missing_driver_reason();
+  if (!d.reason.empty()) return d;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
