@@ -9,6 +9,7 @@ LOCUS_API_BEGIN
 #include "locus/nn/clip_grad.h"
 #include "locus/nn/cloneable.h"
 #include "locus/nn/containers.h"
+#include "locus/nn/conv.h"
 #include "locus/nn/data_parallel.h"
 #include "locus/nn/distributed_data_parallel.h"
 #include "locus/nn/functional.h"
@@ -19,6 +20,11 @@ LOCUS_API_BEGIN
 #include "locus/nn/loss_options.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/normalization.h"
+#include "locus/nn/pooling.h"
+#include "locus/nn/functional/conv.h"
+#include "locus/nn/functional/normalization.h"
 #include "locus/nn/functional/padding.h"
+#include "locus/nn/functional/pooling.h"
 
 LOCUS_API_END

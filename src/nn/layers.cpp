@@ -17,6 +17,7 @@
 #include "locus/ops.h"
 #include "src/nn/linear_activation.h"
 #include "src/nn/python_repr.h"
+#include "src/nn/train_mode_warning.h"
 
 namespace locus::nn {
 
@@ -60,7 +61,10 @@ DropoutImpl::DropoutImpl(double p) : p_(p) {
 
 std::string DropoutImpl::extra_repr() const { return "p=" + detail::python_float(p_) + ", inplace=False"; }
 
-Tensor DropoutImpl::forward(const Tensor& x) { return dropout(x, p_, is_training()); }
+Tensor DropoutImpl::forward(const Tensor& x) {
+  if (is_training()) detail::warn_if_training_without_grad("Dropout");
+  return dropout(x, p_, is_training());
+}
 
 Tensor FlattenImpl::forward(const Tensor& x) { return x.flatten(start_, end_); }
 

@@ -36,6 +36,7 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, const 
     switch (o.mode()) {
       case PadMode::Constant: return full(shape, o.value(), TensorOptions().dtype(x.dtype()).device(x.device()));
       case PadMode::Replicate: return r.narrow(d, left ? 0 : m - 1, 1).expand(shape);
+      case PadMode::Circular: return r.narrow(d, left ? m - count : 0, count);
       case PadMode::Reflect: {
         // Mirrored about the edge element: before takes positions count..1, after m-2..m-1-count.
         std::vector<int64_t> index;
@@ -53,6 +54,12 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, const 
        << after << ") at dimension " << d << " of input " << x.shape();
     throw ValueError(os.str());
   }
+  if (o.mode() == PadMode::Circular && (before > m || after > m)) {
+    std::ostringstream os;
+    os << prefix() << "Padding value causes wrapping around more than once: padding (" << before << ", " << after
+       << ") at dimension " << d << " of input " << x.shape();
+    throw ValueError(os.str());
+  }
   if (o.mode() == PadMode::Replicate && m == 0) throw ValueError(prefix() + "padding a dimension of size 0 needs constant mode");
   if (before > 0) parts.push_back(piece(before, true));
   parts.push_back(r);
@@ -68,11 +75,17 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
   if (p.size() % 2 != 0) throw ValueError(prefix() + "Padding length must be divisible by 2");
   const int64_t pairs = static_cast<int64_t>(p.size()) / 2;
   if (pairs > input.dim()) throw ValueError(prefix() + "Padding length too large");
+  if (options.mode() == PadMode::Circular && input.dim() != pairs + 2) {
+    // PyTorch 1.13 pads circularly only with the batch and channel dims in front.
+    throw ValueError(prefix() + "Invalid padding size, expected " + std::to_string(2 * (input.dim() - 2)) + " but got " +
+                     std::to_string(p.size()) + " (circular padding needs [N, C, ...] with one pair per spatial dim)");
+  }
   if (options.mode() != PadMode::Constant) {
     // PyTorch 1.13 pads 1, 2 or 3 trailing dims this way, of a tensor with one or two more.
     if (pairs < 1 || pairs > 3 || input.dim() < pairs + 1 || input.dim() > pairs + 2) {
       std::ostringstream os;
-      os << prefix() << (options.mode() == PadMode::Reflect ? "reflect" : "replicate") << " padding of " << pairs
+      const char* mode = options.mode() == PadMode::Reflect ? "reflect" : options.mode() == PadMode::Replicate ? "replicate" : "circular";
+      os << prefix() << mode << " padding of " << pairs
          << " dims expects a " << pairs + 1 << "D or " << pairs + 2 << "D input, got " << input.dim() << "D";
       throw NotImplementedError(os.str());
     }

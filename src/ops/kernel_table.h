@@ -205,6 +205,26 @@ struct IndexArgs {
   int64_t dim = 0;  ///< the dim as the user gave it (wrapped), for error messages
 };
 
+/// im2col and its adjoint over `planes` contiguous images [height, width] (planes = batch x
+/// channels) and their columns [planes, kernel_h * kernel_w, out_h * out_w] (F.unfold's
+/// [N, C kH kW, L], channel-major). Window (oh, ow)'s element (i, j) is image element
+/// (oh stride_h - pad_h + i dilation_h, ow stride_w - pad_w + j dilation_w); outside the image it
+/// reads `fill` (0 for convolutions and averages, -inf for max pooling). Im2col writes the
+/// columns from the image; Col2im writes each image element as the sum of the column entries
+/// that read it, in the order (i, j), as a gather (no atomics: the same sum on every device).
+struct Im2colArgs {
+  OpId op;         ///< Im2col or Col2im
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype;
+  const char* in = nullptr;
+  char* out = nullptr;
+  int64_t planes = 0, height = 0, width = 0;
+  int64_t kernel_h = 1, kernel_w = 1, pad_h = 0, pad_w = 0;
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t out_h = 0, out_w = 0;  ///< windows per column and per row
+  double fill = 0;               ///< Im2col: the value read outside the image
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -282,6 +302,7 @@ struct KernelTable {
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
   void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
+  void (*im2col)(const Im2colArgs&) = nullptr;      ///< unfold, fold
   /// The fused kernels (Note [Fused kernels] in src/ops/fused.h): where one is null, the front
   /// end composes the op from the entries above instead (never a CPU fallback).
   void (*linear)(const MatmulArgs&) = nullptr;           ///< matmul with bias and activation
@@ -307,6 +328,7 @@ struct KernelTable {
       case OpFamily::Index: return index != nullptr;
       case OpFamily::Random: return random != nullptr;
       case OpFamily::Unscale: return unscale != nullptr;
+      case OpFamily::Im2col: return im2col != nullptr;
       case OpFamily::Composite: return true;
     }
     return false;

@@ -28,7 +28,7 @@ inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
 /// The kernel family an op's kernel belongs to.
 enum class OpFamily : uint8_t {
-  Unary, Binary, Elementwise, Reduce, Softmax, Matmul, Sort, Scan, Index, Random, Unscale, Composite
+  Unary, Binary, Elementwise, Reduce, Softmax, Matmul, Sort, Scan, Index, Random, Unscale, Im2col, Composite
 };
 
 /// The public name ("add"; "div" for every rounding mode of div).

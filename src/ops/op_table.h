@@ -199,4 +199,6 @@
   X(MaskedScatter, "masked_scatter", Composite)     \
   X(TakeAlongDim, "take_along_dim", Composite)      \
   X(TensorIndex,  "index",         Composite)       \
-  X(IndexPut,     "index_put_",    Composite)
+  X(IndexPut,     "index_put_",    Composite)       \
+  X(Im2col,       "unfold",        Im2col)          \
+  X(Col2im,       "fold",          Im2col)

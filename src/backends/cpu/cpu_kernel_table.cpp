@@ -11,6 +11,7 @@ const ops::KernelTable& kernel_table() noexcept {
     fill_elementwise_kernels(t);
     t.reduce = &reduce_kernel;
     t.softmax = &softmax_kernel;
+    t.im2col = &im2col_kernel;
     t.sort = &sort_kernel;
     t.scan = &scan_kernel;
     t.matmul = &matmul_kernel;

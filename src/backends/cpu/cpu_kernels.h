@@ -11,6 +11,7 @@ void copy_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scal
 void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scalars);
 void reduce_kernel(const ops::ReduceArgs& args);
 void softmax_kernel(const ops::SoftmaxArgs& args);
+void im2col_kernel(const ops::Im2colArgs& args);
 void sort_kernel(const ops::SortArgs& args);
 void scan_kernel(const ops::ScanArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);

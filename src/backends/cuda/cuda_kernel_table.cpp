@@ -71,6 +71,11 @@ void softmax(const ops::SoftmaxArgs& a) {
   check_op(launch_softmax(a, l.stream), a.log ? ops::OpId::LogSoftmax : ops::OpId::Softmax);
 }
 
+void im2col(const ops::Im2colArgs& a) {
+  Launch l(a.device);
+  check_op(launch_im2col(a, l.stream), a.op);
+}
+
 void sort(const ops::SortArgs& a) {
   Launch l(a.device);
   const size_t bytes = sort_workspace_bytes(a);
@@ -119,6 +124,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.elementwise[static_cast<int>(ops::OpId::Fill)] = &fill;
     t.reduce = &reduce;
     t.softmax = &softmax;
+    t.im2col = &im2col;
     t.sort = &sort;
     t.scan = &scan;
     t.matmul = &matmul;

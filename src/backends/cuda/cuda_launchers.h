@@ -26,6 +26,8 @@ size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count);
 /// Sum, mean, max, min, argmax, argmin.
 cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream);
 cudaError_t launch_softmax(const ops::SoftmaxArgs& a, cudaStream_t stream);
+/// im2col and col2im (cuda_im2col.cu).
+cudaError_t launch_im2col(const ops::Im2colArgs& a, cudaStream_t stream);
 /// Bytes of scratch launch_sort needs for `a` (Note [CUDA sort] in cuda_sort.cu).
 size_t sort_workspace_bytes(const ops::SortArgs& a);
 /// Sort and top-k along the rows of `a`.

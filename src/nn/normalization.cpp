@@ -1,0 +1,334 @@
+// Batch, group and instance normalisation and channel dropout, composed of reductions and
+// elementwise ops (their gradients are the exact ones of the composition). Statistics of
+// float16/bfloat16 inputs are computed in float32, as PyTorch's kernels accumulate.
+
+#include <atomic>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/nn/functional/normalization.h"
+#include "locus/nn/normalization.h"
+#include "locus/ops.h"
+#include "src/core/public_op.h"
+#include "src/nn/python_repr.h"
+#include "src/nn/train_mode_warning.h"
+#include "src/ops/public_op.h"
+
+namespace locus::nn {
+namespace functional {
+namespace {
+
+using locus::detail::error_prefix;
+
+DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
+
+// [C] as [1, C, 1, ...] to broadcast over an input of `rank` dims.
+Tensor per_channel(const Tensor& t, int64_t rank, DType dtype) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[1] = t.numel();
+  return t.to(dtype).view(s);
+}
+
+void check_channels(const char* op, const char* what, const Tensor& t, int64_t c) {
+  if (t.defined() && t.numel() != c)
+    throw ShapeError(error_prefix(op) + std::string(what) + " should contain " + std::to_string(c) + " elements not " +
+                     std::to_string(t.numel()));
+}
+
+std::string size_text(const Tensor& t) {
+  std::ostringstream os;
+  os << t.shape();
+  return os.str();
+}
+
+Tensor affine(Tensor y, const Tensor& weight, const Tensor& bias, int64_t rank) {
+  if (weight.defined()) y = mul(y, per_channel(weight, rank, y.dtype()));
+  if (bias.defined()) y = add(y, per_channel(bias, rank, y.dtype()));
+  return y;
+}
+
+// r = (1 - m) r + m v, in r's dtype, outside autograd.
+void update_running(Tensor running, const Tensor& value, double momentum) {
+  NoGradGuard no_grad;
+  running.copy_(add(mul(running, 1.0 - momentum), mul(value.to(running.dtype()), momentum)));
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& o) {
+  const ops::PublicOp op("batch_norm", {{input, "input"}, {running_mean, "running_mean"}, {running_var, "running_var"},
+                                         {o.weight(), "weight"}, {o.bias(), "bias"}});
+  if (input.dim() < 2) throw ShapeError(error_prefix("batch_norm") + "expected an input of at least 2 dims [N, C, ...], got " + size_text(input));
+  if (!is_floating_point(input.dtype()))
+    throw DTypeError(error_prefix("batch_norm") + "expects a floating point input, got " + std::string(dtype_name(input.dtype())));
+  const int64_t c = input.size(1), rank = input.dim();
+  check_channels("batch_norm", "running_mean", running_mean, c);
+  check_channels("batch_norm", "running_var", running_var, c);
+  check_channels("batch_norm", "weight", o.weight(), c);
+  check_channels("batch_norm", "bias", o.bias(), c);
+  Shape dims{0};
+  for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+  const DType compute = stats_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  Tensor y;
+  if (o.training()) {
+    const int64_t n = c ? input.numel() / c : 0;
+    if (n <= 1) {
+      std::string shape = size_text(input);
+      throw ValueError(error_prefix("batch_norm") + "Expected more than 1 value per channel when training, got input size torch.Size(" +
+                       shape + ")");
+    }
+    auto [var, mean] = var_mean(x, dims, false, true);
+    y = mul(sub(x, mean), rsqrt(add(var, o.eps())));
+    if (running_mean.defined()) update_running(running_mean, mean.detach().flatten(), o.momentum());
+    if (running_var.defined())
+      update_running(running_var, mul(var.detach().flatten(), static_cast<double>(n) / static_cast<double>(n - 1)), o.momentum());
+  } else {
+    if (!running_mean.defined() || !running_var.defined())
+      throw ValueError(error_prefix("batch_norm") + "running_mean and running_var must be defined when not training");
+    y = mul(sub(x, per_channel(running_mean, rank, compute)), rsqrt(add(per_channel(running_var, rank, compute), o.eps())));
+  }
+  return affine(y, o.weight(), o.bias(), rank).to(input.dtype());
+}
+
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {
+  const ops::PublicOp op("group_norm", {{input, "input"}, {o.weight(), "weight"}, {o.bias(), "bias"}});
+  if (input.dim() < 2) throw ShapeError(error_prefix("group_norm") + "expected an input of at least 2 dims [N, C, ...], got " + size_text(input));
+  if (!is_floating_point(input.dtype()))
+    throw DTypeError(error_prefix("group_norm") + "expects a floating point input, got " + std::string(dtype_name(input.dtype())));
+  const int64_t n = input.size(0), c = input.size(1), g = o.num_groups();
+  if (g <= 0 || c % g != 0)
+    throw ShapeError(error_prefix("group_norm") + "Expected number of channels in input to be divisible by num_groups, but got input of shape " +
+                     size_text(input) + " and num_groups=" + std::to_string(g));
+  check_channels("group_norm", "weight", o.weight(), c);
+  check_channels("group_norm", "bias", o.bias(), c);
+  const Tensor x = input.to(stats_dtype(input.dtype())).reshape({n, g, -1});
+  auto [var, mean] = var_mean(x, Shape{2}, false, true);
+  const Tensor y = mul(sub(x, mean), rsqrt(add(var, o.eps()))).reshape(input.shape());
+  return affine(y, o.weight(), o.bias(), input.dim()).to(input.dtype());
+}
+
+Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& o) {
+  const ops::PublicOp op("instance_norm", {{input, "input"}, {o.running_mean(), "running_mean"}, {o.running_var(), "running_var"},
+                                            {o.weight(), "weight"}, {o.bias(), "bias"}});
+  if (input.dim() < 3) throw ShapeError(error_prefix("instance_norm") + "expected an input of at least 3 dims [N, C, ...], got " + size_text(input));
+  if (!is_floating_point(input.dtype()))
+    throw DTypeError(error_prefix("instance_norm") + "expects a floating point input, got " + std::string(dtype_name(input.dtype())));
+  const int64_t c = input.size(1), rank = input.dim();
+  check_channels("instance_norm", "running_mean", o.running_mean(), c);
+  check_channels("instance_norm", "running_var", o.running_var(), c);
+  check_channels("instance_norm", "weight", o.weight(), c);
+  check_channels("instance_norm", "bias", o.bias(), c);
+  const DType compute = stats_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  Tensor y;
+  if (o.use_input_stats()) {
+    Shape dims;
+    for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
+    const int64_t n = input.numel() / std::max<int64_t>(1, input.size(0) * c);
+    if (n <= 1)
+      throw ValueError(error_prefix("instance_norm") + "Expected more than 1 spatial element when training, got input size torch.Size(" +
+                       size_text(input) + ")");
+    auto [var, mean] = var_mean(x, dims, false, true);
+    y = mul(sub(x, mean), rsqrt(add(var, o.eps())));
+    // PyTorch's instance norm is batch norm over [1, N C, ...]: each running statistic moves
+    // towards the batch's mean of the instances' statistics.
+    if (o.running_mean().defined())
+      update_running(o.running_mean(), mean.detach().reshape({input.size(0), c}).mean(0), o.momentum());
+    if (o.running_var().defined())
+      update_running(o.running_var(),
+                     mul(var.detach().reshape({input.size(0), c}).mean(0), static_cast<double>(n) / static_cast<double>(n - 1)),
+                     o.momentum());
+  } else {
+    if (!o.running_mean().defined() || !o.running_var().defined())
+      throw ValueError(error_prefix("instance_norm") + "Expected running_mean and running_var to be defined when use_input_stats is false");
+    y = mul(sub(x, per_channel(o.running_mean(), rank, compute)), rsqrt(add(per_channel(o.running_var(), rank, compute), o.eps())));
+  }
+  return affine(y, o.weight(), o.bias(), rank).to(input.dtype());
+}
+
+Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& o) {
+  const ops::PublicOp op("dropout2d", {{input, "input"}});
+  const double p = o.p();
+  if (!(p >= 0 && p <= 1))
+    throw ValueError(error_prefix("dropout2d") + "dropout probability has to be between 0 and 1, but got " + nn::detail::python_float(p));
+  if (input.dim() < 2) throw ShapeError(error_prefix("dropout2d") + "expected an input of at least 2 dims [N, C, ...], got " + size_text(input));
+  if (!o.training() || p == 0) return input;
+  if (!is_floating_point(input.dtype()))
+    throw DTypeError(error_prefix("dropout2d") + "needs a floating input, got " + std::string(dtype_name(input.dtype())));
+  if (p == 1) return mul(input, 0.0);
+  Shape mask_shape(static_cast<size_t>(input.dim()), 1);
+  mask_shape[0] = input.size(0), mask_shape[1] = input.size(1);
+  const TensorOptions like = TensorOptions().dtype(input.dtype()).device(input.device());
+  const Tensor keep = ge(rand(mask_shape, like), p).to(input.dtype());
+  return mul(input, mul(keep, 1.0 / (1.0 - p)));
+}
+
+}  // namespace functional
+
+BufferTensor& BufferTensor::operator=(const Tensor& values) {
+  if (!defined()) throw ValueError("BufferTensor: this buffer is not registered (the layer tracks no running statistics)");
+  if (!(values.shape() == shape())) {
+    std::ostringstream os;
+    os << "BufferTensor: assigning a tensor of shape " << values.shape() << " to a buffer of shape " << shape()
+       << " (assignment copies into the registered buffer)";
+    throw ShapeError(os.str());
+  }
+  NoGradGuard no_grad;
+  copy_(values);
+  return *this;
+}
+
+void NormBase::register_state(const Registrar& r) {
+  const int64_t c = options.num_features();
+  if (c <= 0) throw ValueError("num_features must be positive, got " + std::to_string(c));
+  weight = options.affine() ? r.parameter("weight", ones({c})) : Tensor();
+  bias = options.affine() ? r.parameter("bias", zeros({c})) : Tensor();
+  if (options.track_running_stats()) {
+    running_mean.bind(r.buffer("running_mean", zeros({c})));
+    running_var.bind(r.buffer("running_var", ones({c})));
+    num_batches_tracked.bind(r.buffer("num_batches_tracked", zeros(Shape{}, TensorOptions().dtype(DType::Int64))));
+  } else {
+    running_mean.bind(Tensor()), running_var.bind(Tensor()), num_batches_tracked.bind(Tensor());
+  }
+}
+
+void NormBase::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void NormBase::reset_parameters_impl() {
+  reset_running_stats();
+  if (!options.affine()) return;
+  NoGradGuard no_grad;
+  weight.fill_(1);
+  bias.zero_();
+}
+
+Tensor NormBase::normalize(const Tensor& input, bool training, bool instance, const char* layer) {
+  if (training) detail::warn_if_training_without_grad(layer);
+  double momentum = options.momentum().value_or(0.0);
+  if (training && options.track_running_stats()) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+    // momentum=None: the cumulative average, 1 / batches seen (a read of the count, as PyTorch).
+    if (!options.momentum()) momentum = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
+  }
+  const bool use_batch_stats = training || !options.track_running_stats();
+  const bool pass_running = !training || options.track_running_stats();
+  const Tensor rm = pass_running ? Tensor(running_mean) : Tensor(), rv = pass_running ? Tensor(running_var) : Tensor();
+  if (instance)
+    return functional::instance_norm(input, functional::InstanceNormFuncOptions()
+                                                .running_mean(rm)
+                                                .running_var(rv)
+                                                .weight(weight)
+                                                .bias(bias)
+                                                .use_input_stats(use_batch_stats)
+                                                .momentum(momentum)
+                                                .eps(options.eps()));
+  return functional::batch_norm(input, use_batch_stats && !options.track_running_stats() ? Tensor() : rm,
+                                use_batch_stats && !options.track_running_stats() ? Tensor() : rv,
+                                functional::BatchNormFuncOptions()
+                                    .weight(weight)
+                                    .bias(bias)
+                                    .training(use_batch_stats)
+                                    .momentum(momentum)
+                                    .eps(options.eps()));
+}
+
+std::string NormBase::repr_fields() const {
+  return std::to_string(options.num_features()) + ", eps=" + detail::python_float(options.eps()) + ", momentum=" +
+         (options.momentum() ? detail::python_float(*options.momentum()) : std::string("None")) +
+         ", affine=" + (options.affine() ? "True" : "False") +
+         ", track_running_stats=" + (options.track_running_stats() ? "True" : "False");
+}
+
+#define LOCUS_NORM_REGISTRAR                                                                         \
+  Registrar {                                                                                        \
+    [this](const std::string& n, Tensor t) { return register_parameter(n, std::move(t)); },          \
+        [this](const std::string& n, Tensor t) { return register_buffer(n, std::move(t)); }          \
+  }
+
+BatchNorm1dImpl::BatchNorm1dImpl(const BatchNormOptions& o) : NormBase(o) { reset(); }
+void BatchNorm1dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
+void BatchNorm1dImpl::reset_parameters() { reset_parameters_impl(); }
+std::string BatchNorm1dImpl::extra_repr() const { return repr_fields(); }
+Tensor BatchNorm1dImpl::forward(const Tensor& input) {
+  if (input.dim() != 2 && input.dim() != 3)
+    throw ValueError("BatchNorm1d: expected 2D or 3D input (got " + std::to_string(input.dim()) + "D input)");
+  return normalize(input, is_training(), false, "BatchNorm1d");
+}
+
+BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& o) : NormBase(o) { reset(); }
+void BatchNorm2dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
+void BatchNorm2dImpl::reset_parameters() { reset_parameters_impl(); }
+std::string BatchNorm2dImpl::extra_repr() const { return repr_fields(); }
+Tensor BatchNorm2dImpl::forward(const Tensor& input) {
+  if (input.dim() != 4) throw ValueError("BatchNorm2d: expected 4D input (got " + std::to_string(input.dim()) + "D input)");
+  return normalize(input, is_training(), false, "BatchNorm2d");
+}
+
+InstanceNorm2dImpl::InstanceNorm2dImpl(const InstanceNormOptions& o) : NormBase(o) { reset(); }
+void InstanceNorm2dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
+void InstanceNorm2dImpl::reset_parameters() { reset_parameters_impl(); }
+std::string InstanceNorm2dImpl::extra_repr() const { return repr_fields(); }
+Tensor InstanceNorm2dImpl::forward(const Tensor& input) {
+  if (input.dim() != 3 && input.dim() != 4)
+    throw ValueError("InstanceNorm2d: expected 3D or 4D input (got " + std::to_string(input.dim()) + "D input)");
+  if (input.dim() == 3) return normalize(input.unsqueeze(0), is_training(), true, "InstanceNorm2d").squeeze(0);
+  return normalize(input, is_training(), true, "InstanceNorm2d");
+}
+
+#undef LOCUS_NORM_REGISTRAR
+
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& o) : options(o) {
+  if (o.num_groups() <= 0 || o.num_channels() <= 0) throw ValueError("GroupNorm: num_groups and num_channels must be positive");
+  if (o.num_channels() % o.num_groups() != 0) throw ValueError("GroupNorm: num_channels must be divisible by num_groups");
+  reset();
+}
+
+void GroupNormImpl::reset() {
+  weight = options.affine() ? register_parameter("weight", ones({options.num_channels()})) : Tensor();
+  bias = options.affine() ? register_parameter("bias", zeros({options.num_channels()})) : Tensor();
+}
+
+void GroupNormImpl::reset_parameters() {
+  if (!options.affine()) return;
+  NoGradGuard no_grad;
+  weight.fill_(1);
+  bias.zero_();
+}
+
+Tensor GroupNormImpl::forward(const Tensor& input) {
+  return functional::group_norm(input, functional::GroupNormFuncOptions(options.num_groups()).weight(weight).bias(bias).eps(options.eps()));
+}
+
+std::string GroupNormImpl::extra_repr() const {
+  return std::to_string(options.num_groups()) + ", " + std::to_string(options.num_channels()) +
+         ", eps=" + detail::python_float(options.eps()) + ", affine=" + (options.affine() ? "True" : "False");
+}
+
+Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& o) : options(o) {
+  if (!(o.p() >= 0 && o.p() <= 1))
+    throw ValueError("Dropout2d: dropout probability has to be between 0 and 1, but got " + detail::python_float(o.p()));
+}
+
+Tensor Dropout2dImpl::forward(const Tensor& input) {
+  if (is_training()) detail::warn_if_training_without_grad("Dropout2d");
+  return functional::dropout2d(input, functional::Dropout2dFuncOptions(options.p()).training(is_training()));
+}
+
+std::string Dropout2dImpl::extra_repr() const { return "p=" + detail::python_float(options.p()) + ", inplace=False"; }
+
+}  // namespace locus::nn

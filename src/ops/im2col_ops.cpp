@@ -1,0 +1,76 @@
+// The front ends of im2col and col2im: one StructuredCall each (Note [Structured op path]).
+// The callers (F::unfold, F::fold, the convolutions, pooling) check the user's arguments and
+// compute the geometry; these only check what their own kernels rely on.
+
+#include "src/ops/im2col.h"
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "src/autograd/derivatives.h"
+#include "src/ops/structured_call.h"
+
+namespace locus::ops {
+namespace {
+
+Im2colArgs args_for(OpId op, int device, DType dtype, const WindowGeometry& g) {
+  Im2colArgs a;
+  a.op = op;
+  a.device = device;
+  a.dtype = dtype;
+  a.kernel_h = g.kernel_h, a.kernel_w = g.kernel_w, a.pad_h = g.pad_h, a.pad_w = g.pad_w;
+  a.stride_h = g.stride_h, a.stride_w = g.stride_w, a.dilation_h = g.dilation_h, a.dilation_w = g.dilation_w;
+  a.out_h = g.out_h, a.out_w = g.out_w;
+  return a;
+}
+
+void check_floating(OpId op, const Tensor& t) {
+  if (!is_floating_point(t.dtype()))
+    throw DTypeError(op_prefix(op) + "expected a floating point input, got " + std::string(dtype_name(t.dtype())));
+}
+
+}  // namespace
+
+Tensor im2col(const Tensor& image, const WindowGeometry& g, double fill) {
+  const StructuredCall call(OpId::Im2col, {{image, "input"}});
+  check_floating(OpId::Im2col, image);
+  const KernelTable* k = call.kernels(image.dtype());
+  if (!k) return call.fall_back([&](const Tensor& host) { return im2col(host, g, fill); }, image);
+  const Tensor in = image.contiguous();
+  const int64_t n = in.size(0), c = in.size(1);
+  Tensor out = call.output({n, c * g.kernel_h * g.kernel_w, g.out_h * g.out_w}, in.dtype());
+  Im2colArgs a = args_for(OpId::Im2col, call.device_index(), in.dtype(), g);
+  a.in = static_cast<const char*>(in.data_ptr());
+  a.out = static_cast<char*>(out.data_ptr());
+  a.planes = n * c, a.height = in.size(2), a.width = in.size(3);
+  a.fill = fill;
+  call.wait_for_inputs();
+  wait_for_host(in);
+  if (out.numel()) k->im2col(a);
+  if (call.needs_grad()) {
+    const int64_t h = in.size(2), w = in.size(3);
+    autograd::record_view("Im2ColBackward0", image, out, [h, w, g](const Tensor& grad) { return col2im(grad, h, w, g); });
+  }
+  return out;
+}
+
+Tensor col2im(const Tensor& columns, int64_t height, int64_t width, const WindowGeometry& g) {
+  const StructuredCall call(OpId::Col2im, {{columns, "input"}});
+  check_floating(OpId::Col2im, columns);
+  const KernelTable* k = call.kernels(columns.dtype());
+  if (!k) return call.fall_back([&](const Tensor& host) { return col2im(host, height, width, g); }, columns);
+  const Tensor in = columns.contiguous();
+  const int64_t n = in.size(0), c = in.size(1) / (g.kernel_h * g.kernel_w);
+  Tensor out = call.output({n, c, height, width}, in.dtype());
+  Im2colArgs a = args_for(OpId::Col2im, call.device_index(), in.dtype(), g);
+  a.in = static_cast<const char*>(in.data_ptr());
+  a.out = static_cast<char*>(out.data_ptr());
+  a.planes = n * c, a.height = height, a.width = width;
+  call.wait_for_inputs();
+  wait_for_host(in);
+  if (out.numel()) k->im2col(a);
+  if (call.needs_grad())
+    autograd::record_view("Col2ImBackward0", columns, out, [g](const Tensor& grad) { return im2col(grad, g); });
+  return out;
+}
+
+}  // namespace locus::ops
