@@ -26,6 +26,7 @@
 #include "src/core/public_op.h"
 #include "src/nn/conv_geometry.h"
 #include "src/nn/python_repr.h"
+#include "src/ops/autocast.h"
 #include "src/ops/im2col.h"
 #include "src/ops/public_op.h"
 
@@ -196,6 +197,10 @@ Tensor same_padding(const Tensor& x, const Tensor& weight, int64_t d, std::vecto
 
 Tensor conv_nd(ConvCall c, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const ops::PublicOp op(c.name, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::Convolution, [&c](const Tensor& x, const Tensor& w, const Tensor& b) { return conv_nd(c, x, w, b); },
+        input, weight, bias);
   check_conv(c, input, weight, bias);
   const int64_t d = static_cast<int64_t>(c.stride.size());
   Tensor x = input;
@@ -228,6 +233,11 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const ConvTra
   const ConvCall c{"conv_transpose2d", true, o.stride().vec(), o.padding().vec(), o.dilation().vec(),
                    o.output_padding().vec(), o.groups(), false};
   const ops::PublicOp op(c.name, {{input, "input"}, {weight, "weight"}, {o.bias(), "bias"}});
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::Convolution,
+        [&](const Tensor& x, const Tensor& w, const Tensor& b) { return conv_transpose2d(x, w, ConvTranspose2dFuncOptions(o).bias(b)); },
+        input, weight, o.bias());
   check_conv(c, input, weight, o.bias());
   return with_batch(input, 4, [&](const Tensor& b) { return conv_transpose2d_batched(b, weight, o.bias(), c); });
 }

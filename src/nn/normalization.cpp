@@ -18,6 +18,7 @@
 #include "src/core/public_op.h"
 #include "src/nn/python_repr.h"
 #include "src/nn/train_mode_warning.h"
+#include "src/ops/autocast.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -100,6 +101,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {
   const ops::PublicOp op("group_norm", {{input, "input"}, {o.weight(), "weight"}, {o.bias(), "bias"}});
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::GroupNorm,
+        [&o](const Tensor& x, const Tensor& w, const Tensor& b) { return group_norm(x, GroupNormFuncOptions(o).weight(w).bias(b)); },
+        input, o.weight(), o.bias());
   if (input.dim() < 2) throw ShapeError(error_prefix("group_norm") + "expected an input of at least 2 dims [N, C, ...], got " + size_text(input));
   if (!is_floating_point(input.dtype()))
     throw DTypeError(error_prefix("group_norm") + "expects a floating point input, got " + std::string(dtype_name(input.dtype())));

@@ -24,6 +24,7 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     // Products, where the lower precision is fast and accumulates in float32 anyway.
     case OpId::Matmul:  // matmul, mm, batched products
     case OpId::Linear:
+    case OpId::Convolution:  // conv1d, conv2d, conv_transpose2d
       return CastPolicy::LowerPrecision;
     // Ops whose range or accumulation needs float32.
     case OpId::Exp:
@@ -48,6 +49,7 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::CrossEntropy:
     case OpId::NllLoss:
     case OpId::MseLoss:
+    case OpId::GroupNorm:
       return CastPolicy::Float32;
     // The reductions: the op table's Autocast column.
 #define LOCUS_REDUCE_AUTOCAST(id, name, rule, cast, ...) \

@@ -201,4 +201,6 @@
   X(TensorIndex,  "index",         Composite)       \
   X(IndexPut,     "index_put_",    Composite)       \
   X(Im2col,       "unfold",        Im2col)          \
-  X(Col2im,       "fold",          Im2col)
+  X(Col2im,       "fold",          Im2col)          \
+  X(Convolution,  "convolution",   Composite)       \
+  X(GroupNorm,    "group_norm",    Composite)

@@ -1,4 +1,4 @@
-// `locus train`: the MLP 784-256-10 on Fashion-MNIST, on any device, in one process or, as a
+// `locus train`: the MLP 784-256-10 (or, with --model cnn, the CNN of cnn.h) on Fashion-MNIST, on any device, in one process or, as a
 // rank of `locus run` (or with --nproc N, which launches itself that way), with
 // DistributedDataParallel: --batch-size is then the global batch, split evenly over the ranks,
 // so the same flags train the same model whatever the number of processes; rank 0 alone
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "locus/locus.h"
+#include "tools/locus/cnn.h"
 #include "tools/locus/commands.h"
 #include "tools/locus/mlp.h"
 #include "tools/locus/option_checks.h"
@@ -29,13 +30,14 @@ constexpr int64_t kMaxBatch = 1000000;
 constexpr int kMaxWorkers = 256;
 
 struct TrainArgs {
+  std::string model = "mlp";  // mlp or cnn
   std::string data = data::kFashionMnistDir;
   std::string device = "auto";
-  int epochs = 10;
+  std::optional<int> epochs;  // the model's default when not given: 10 (mlp), 5 (cnn)
   int64_t batch_size = 64;
   double lr = 1e-3;
   std::string optimizer = "adam";
-  std::string scheduler = "none";   // none, cosine or step
+  std::optional<std::string> scheduler;  // none, cosine, cosine-per-step or step; the model's default: none (mlp), cosine-per-step (cnn)
   std::optional<double> weight_decay;  // the optimizer's own default when not given
   uint64_t seed = 0;
   int workers = 0;
@@ -43,6 +45,10 @@ struct TrainArgs {
   int nproc = 1;
   std::string amp = "none";  // none, bf16 or fp16
 };
+
+bool is_cnn(const TrainArgs& a) { return a.model == "cnn"; }
+int epochs_of(const TrainArgs& a) { return a.epochs.value_or(is_cnn(a) ? 5 : 10); }
+std::string scheduler_of(const TrainArgs& a) { return a.scheduler.value_or(is_cnn(a) ? "cosine-per-step" : "none"); }
 
 // The autocast dtype --amp asks for, if any.
 std::optional<DType> amp_dtype(const std::string& amp) {
@@ -103,11 +109,12 @@ std::string exact(double v) {
 
 // `locus train --nproc N` is `locus run --nproc-per-node N locus train` with the same flags.
 void relaunch(const TrainArgs& a) {
-  std::vector<std::string> command = {std::filesystem::read_symlink("/proc/self/exe").string(), "train", "--data", a.data, "--device", a.device,
-                                      "--epochs", std::to_string(a.epochs), "--batch-size", std::to_string(a.batch_size),
+  std::vector<std::string> command = {std::filesystem::read_symlink("/proc/self/exe").string(), "train", "--model", a.model,
+                                      "--data", a.data, "--device", a.device,
+                                      "--epochs", std::to_string(epochs_of(a)), "--batch-size", std::to_string(a.batch_size),
                                       "--lr", exact(a.lr), "--optimizer", a.optimizer,
                                       "--seed", std::to_string(a.seed), "--workers", std::to_string(a.workers),
-                                      "--amp", a.amp, "--scheduler", a.scheduler};
+                                      "--amp", a.amp, "--scheduler", scheduler_of(a)};
   if (a.weight_decay) command.insert(command.end(), {"--weight-decay", exact(*a.weight_decay)});
   if (!a.save.empty()) command.insert(command.end(), {"--save", a.save});
   run_ranks_on_this_node(a.nproc, command);
@@ -133,23 +140,34 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainArgs& a, std::vector
   throw ValueError("--optimizer must be sgd, adam or adamw, not '" + a.optimizer + "'");
 }
 
-// The per-epoch schedule --scheduler asks for: cosine anneals to 0 over the run, step divides
-// the rate by 10 after each third of it; none keeps the rate.
-std::unique_ptr<optim::lr_scheduler::LRScheduler> make_scheduler(const TrainArgs& a, optim::Optimizer& opt) {
-  if (a.scheduler == "none") return nullptr;
-  if (a.scheduler == "cosine") return std::make_unique<optim::lr_scheduler::CosineAnnealingLR>(opt, a.epochs);
-  if (a.scheduler == "step") return std::make_unique<optim::lr_scheduler::StepLR>(opt, std::max(1, a.epochs / 3), 0.1);
-  throw ValueError("--scheduler must be cosine, step or none, not '" + a.scheduler + "'");
+// The schedule --scheduler asks for: cosine anneals to 0 over the run (stepped per epoch, or
+// per step with cosine-per-step), step divides the rate by 10 after each third of it; none
+// keeps the rate.
+std::unique_ptr<optim::lr_scheduler::LRScheduler> make_scheduler(const TrainArgs& a, optim::Optimizer& opt,
+                                                                 int64_t steps_per_epoch) {
+  const std::string s = scheduler_of(a);
+  const int epochs = epochs_of(a);
+  if (s == "none") return nullptr;
+  if (s == "cosine") return std::make_unique<optim::lr_scheduler::CosineAnnealingLR>(opt, epochs);
+  if (s == "cosine-per-step")
+    return std::make_unique<optim::lr_scheduler::CosineAnnealingLR>(opt, epochs * steps_per_epoch);
+  if (s == "step") return std::make_unique<optim::lr_scheduler::StepLR>(opt, std::max(1, epochs / 3), 0.1);
+  throw ValueError("--scheduler must be cosine, cosine-per-step, step or none, not '" + s + "'");
 }
 
+// The model --model names, and what it takes: the loader's [N, 784] rows, or them as images.
+nn::Sequential make_model(const TrainArgs& a) { return is_cnn(a) ? make_cnn() : make_mlp(); }
+Tensor model_input(const TrainArgs& a, const Tensor& rows) { return is_cnn(a) ? as_images(rows) : rows; }
+
 // Fraction of correct predictions, in batches of 1000, without recording a graph.
-double accuracy(nn::Module& model, const data::TensorDataset& test, Device device, std::optional<DType> lower) {
+double accuracy(const TrainArgs& a, nn::Module& model, const data::TensorDataset& test, Device device,
+                std::optional<DType> lower) {
   NoGradGuard no_grad;
   const amp::AutocastGuard autocast = autocast_for(device, lower);
   model.eval();
   data::DataLoader loader(std::make_shared<data::TensorDataset>(test), data::DataLoaderOptions(1000).device(device));
   Tensor correct = zeros({}, TensorOptions().dtype(kInt64).device(device));
-  for (const data::Example& b : loader) correct = add(correct, eq(argmax(model(b.data), 1), b.target).sum());
+  for (const data::Example& b : loader) correct = add(correct, eq(argmax(model(model_input(a, b.data)), 1), b.target).sum());
   model.train();
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test.size());
 }
@@ -191,9 +209,9 @@ void run_train(const TrainArgs& a) {
       std::snprintf(wd, sizeof wd, ", weight decay %g", *a.weight_decay);
       extras += wd;
     }
-    if (a.scheduler != "none") extras += ", " + a.scheduler + " schedule";
-    std::printf("locus train: MLP 784-256-10 on %s, %d epochs, batch %lld, %s lr %g%s, seed %llu%s\n", where.str().c_str(),
-                a.epochs, static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr, extras.c_str(),
+    if (scheduler_of(a) != "none") extras += ", " + scheduler_of(a) + " schedule";
+    std::printf("locus train: %s on %s, %d epochs, batch %lld, %s lr %g%s, seed %llu%s\n",
+                is_cnn(a) ? "CNN (2 conv-BN-ReLU-pool stages, 3136-128-10)" : "MLP 784-256-10", where.str().c_str(), epochs_of(a), static_cast<long long>(a.batch_size), a.optimizer.c_str(), a.lr, extras.c_str(),
                 static_cast<unsigned long long>(a.seed),
                 lower ? (", autocast " + a.amp + (scaler.enabled() ? " with GradScaler" : "")).c_str() : "");
     if (group)
@@ -203,12 +221,11 @@ void run_train(const TrainArgs& a) {
   const auto train_set = data::load_mnist(a.data, true);
   const auto test_set = data::load_mnist(a.data, false);
   manual_seed(a.seed);
-  auto model = make_mlp();
+  auto model = make_model(a);
   model->to(where);  // once, at startup
   std::optional<nn::DistributedDataParallel> ddp;
   if (group) ddp.emplace(model, group);  // every rank starts from rank 0's weights
   auto opt = make_optimizer(a, model->parameters());
-  auto scheduler = make_scheduler(a, *opt);
   auto options = data::DataLoaderOptions(rank_batch).num_workers(a.workers).pin_memory(where.is_cuda()).device(where);
   std::shared_ptr<data::DistributedSampler> sampler;
   if (group) {
@@ -218,8 +235,12 @@ void run_train(const TrainArgs& a) {
     options.shuffle(true).seed(a.seed);
   }
   data::DataLoader loader(train_set, options);
+  const int64_t steps_per_epoch = (train_set->size() / ranks.size + rank_batch - 1) / rank_batch;
+  auto scheduler = make_scheduler(a, *opt, steps_per_epoch);
+  const bool per_step = scheduler_of(a) == "cosine-per-step";
+  const int epochs = epochs_of(a);
   double total_time = 0, acc = 0;
-  for (int epoch = 1; epoch <= a.epochs; ++epoch) {
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
     if (sampler) sampler->set_epoch(static_cast<uint64_t>(epoch));
     const double epoch_lr = opt->param_groups().front().options().get_lr();  // what this epoch trains with
     const auto t0 = std::chrono::steady_clock::now();
@@ -231,32 +252,34 @@ void run_train(const TrainArgs& a) {
       Tensor loss;
       {
         const amp::AutocastGuard autocast = autocast_for(where, lower);
-        loss = nn::cross_entropy(ddp ? (*ddp)(batch.data) : model(batch.data), batch.target);
+        const Tensor input = model_input(a, batch.data);
+        loss = nn::cross_entropy(ddp ? (*ddp)(input) : model(input), batch.target);
       }
       scaler.scale(loss).backward();  // the loss itself when the scaler is off
       scaler.step(*opt);
       scaler.update();
+      if (scheduler && per_step) scheduler->step();
       seen = std::min(seen + batch.data.size(0) * ranks.size, train_set->size());
       const auto now = std::chrono::steady_clock::now();
       if (ranks.reports() &&
           (std::chrono::duration<double>(now - last_print).count() > 0.2 || seen == train_set->size())) {
         shown_loss = loss.item<float>();  // .item() brings the scalar back to the host
-        progress(epoch, a.epochs, seen, train_set->size(), shown_loss, static_cast<double>(seen) / seconds_since(t0));
+        progress(epoch, epochs, seen, train_set->size(), shown_loss, static_cast<double>(seen) / seconds_since(t0));
         last_print = now;
       }
     }
     const double dt = seconds_since(t0);
     total_time += dt;
-    if (scheduler) scheduler->step();  // every rank, so that the rates stay equal
+    if (scheduler && !per_step) scheduler->step();  // every rank, so that the rates stay equal
     if (!ranks.reports()) continue;
-    acc = accuracy(*model, *test_set, where, lower);
+    acc = accuracy(a, *model, *test_set, where, lower);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: lr %g, loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, epoch_lr, shown_loss,
                 100 * acc, dt, static_cast<double>(train_set->size()) / dt);
     std::fflush(stdout);
   }
   if (ranks.reports()) {
-    std::printf("test accuracy: %.2f%%\ntime per epoch: %.2f s on %s\n", 100 * acc, total_time / std::max(a.epochs, 1),
+    std::printf("test accuracy: %.2f%%\ntime per epoch: %.2f s on %s\n", 100 * acc, total_time / std::max(epochs, 1),
                 (group ? std::to_string(ranks.size) + " ranks of " + where.str() : where.str()).c_str());
     if (!a.save.empty()) {
       save(model->state_dict(), a.save);
@@ -270,8 +293,11 @@ void run_train(const TrainArgs& a) {
 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
-  CLI::App* cmd = app.add_subcommand("train", "Train the MLP 784-256-10 on Fashion-MNIST");
+  CLI::App* cmd = app.add_subcommand("train", "Train the MLP 784-256-10 (or a CNN) on Fashion-MNIST");
   // Every option is checked before anything runs (Note [Option checks]).
+  cmd->add_option("--model", args->model, "mlp (784-256-10) or cnn (two conv-BN-ReLU-pool stages, 3136-128-10)")
+      ->capture_default_str()
+      ->check(one_of({"mlp", "cnn"}));
   cmd->add_option("--data", args->data, "directory with the (Fashion-)MNIST IDX files")
       ->capture_default_str()
       ->check(existing_directory("install Debian's dataset-fashion-mnist, or pass the directory that holds the "
@@ -279,8 +305,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "auto, cpu, cuda[:N] or sim[:N]")
       ->capture_default_str()
       ->check(device_on_this_machine());
-  cmd->add_option("--epochs", args->epochs, "passes over the training set")
-      ->capture_default_str()
+  cmd->add_option("--epochs", args->epochs, "passes over the training set (default: 10 for mlp, 5 for cnn)")
       ->transform(integer_in(1, kMaxEpochs));
   cmd->add_option("--batch-size", args->batch_size, "examples per step")
       ->capture_default_str()
@@ -293,10 +318,9 @@ void add_train_command(CLI::App& app) {
                   "weight decay (L2 for sgd and adam, decoupled for adamw; default: the optimizer's, 0.01 for adamw)")
       ->check(non_negative_number("0.01"));
   cmd->add_option("--scheduler", args->scheduler,
-                  "learning-rate schedule per epoch: none, cosine (anneal to 0 over the run) or step (x0.1 after "
-                  "each third)")
-      ->capture_default_str()
-      ->check(one_of({"none", "cosine", "step"}));
+                  "learning-rate schedule: none, cosine (anneal to 0 over the run, per epoch), cosine-per-step (the "
+                  "same, per step) or step (x0.1 after each third); default: none for mlp, cosine-per-step for cnn")
+      ->check(one_of({"none", "cosine", "cosine-per-step", "step"}));
   cmd->add_option("--seed", args->seed, "seed of the initial weights and of the shuffling")
       ->capture_default_str()
       ->transform(unsigned_integer());

@@ -35,6 +35,8 @@ class MaxPool1dImpl : public Cloneable<MaxPool1dImpl> {
  public:
   /// A layer with `options` (a kernel size alone converts).
   explicit MaxPool1dImpl(const MaxPool1dOptions& options_) : options(options_) {}
+  /// `nn::MaxPool1d(2)`: the options' one required argument.
+  explicit MaxPool1dImpl(ExpandingArray<1> kernel_size) : options(kernel_size) {}
   void reset() override {}
   /// The maxima of the windows.
   Tensor forward(const Tensor& input) override;
@@ -52,6 +54,8 @@ class MaxPool2dImpl : public Cloneable<MaxPool2dImpl> {
  public:
   /// A layer with `options` (a kernel size alone converts).
   explicit MaxPool2dImpl(const MaxPool2dOptions& options_) : options(options_) {}
+  /// `nn::MaxPool2d(2)`: the options' one required argument.
+  explicit MaxPool2dImpl(ExpandingArray<2> kernel_size) : options(kernel_size) {}
   void reset() override {}
   /// The maxima of the windows.
   Tensor forward(const Tensor& input) override;
@@ -69,6 +73,8 @@ class AvgPool1dImpl : public Cloneable<AvgPool1dImpl> {
  public:
   /// A layer with `options`.
   explicit AvgPool1dImpl(const AvgPool1dOptions& options_) : options(options_) {}
+  /// `nn::AvgPool1d(2)`: the options' one required argument.
+  explicit AvgPool1dImpl(ExpandingArray<1> kernel_size) : options(kernel_size) {}
   void reset() override {}
   /// The means of the windows.
   Tensor forward(const Tensor& input) override;
@@ -84,6 +90,8 @@ class AvgPool2dImpl : public Cloneable<AvgPool2dImpl> {
  public:
   /// A layer with `options`.
   explicit AvgPool2dImpl(const AvgPool2dOptions& options_) : options(options_) {}
+  /// `nn::AvgPool2d(2)`: the options' one required argument.
+  explicit AvgPool2dImpl(ExpandingArray<2> kernel_size) : options(kernel_size) {}
   void reset() override {}
   /// The means of the windows.
   Tensor forward(const Tensor& input) override;
@@ -99,6 +107,8 @@ class AdaptiveAvgPool2dImpl : public Cloneable<AdaptiveAvgPool2dImpl> {
  public:
   /// A layer with `options`.
   explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options_) : options(options_) {}
+  /// `nn::AdaptiveAvgPool2d(2)`: the options' one required argument.
+  explicit AdaptiveAvgPool2dImpl(ExpandingArray<2> output_size) : options(output_size) {}
   void reset() override {}
   /// The means over the adaptive windows.
   Tensor forward(const Tensor& input) override;
@@ -114,6 +124,8 @@ class AdaptiveMaxPool2dImpl : public Cloneable<AdaptiveMaxPool2dImpl> {
  public:
   /// A layer with `options`.
   explicit AdaptiveMaxPool2dImpl(const AdaptiveMaxPool2dOptions& options_) : options(options_) {}
+  /// `nn::AdaptiveMaxPool2d(2)`: the options' one required argument.
+  explicit AdaptiveMaxPool2dImpl(ExpandingArray<2> output_size) : options(output_size) {}
   void reset() override {}
   /// The maxima over the adaptive windows.
   Tensor forward(const Tensor& input) override;

@@ -1,0 +1,241 @@
+// The CNN layers as modules: PyTorch's state_dict names and order, BatchNorm's buffers (running
+// updates against a float64 reference, momentum=None, assignment copying into the registered
+// buffer, to()), the forgotten-eval() warning, ConvTranspose2d's output_size, reprs, the
+// general path's determinism across devices, and BatchNorm under DataParallel.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+#include "tests/expect_error.h"
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+namespace F = nn::functional;
+using testing::values;
+
+// The CNN of `locus train --model cnn`.
+nn::Sequential small_cnn() {
+  return nn::Sequential{nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::BatchNorm2d(4), nn::ReLU(),
+                        nn::MaxPool2d(2),                                    nn::Flatten(),      nn::Linear(4 * 4 * 4, 3)};
+}
+
+std::vector<std::string> keys(const nn::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : m.state_dict()) out.push_back(name);
+  return out;
+}
+
+TEST(CnnLayers, StateDictNamesAndOrderAreTorchs) {
+  const nn::Sequential m = small_cnn();
+  // As torch.nn.Sequential(...).state_dict().keys() lists them.
+  EXPECT_EQ(keys(*m), (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                                                "1.running_var", "1.num_batches_tracked", "5.weight", "5.bias"}));
+  const Tensor count = m->state_dict()["1.num_batches_tracked"];
+  EXPECT_EQ(count.dtype(), kInt64);
+  EXPECT_EQ(count.dim(), 0);
+  EXPECT_EQ(m->named_parameters().size(), 6u);  // buffers are not parameters
+}
+
+TEST(CnnLayers, BatchNormUpdatesRunningStatisticsAsPyTorch) {
+  manual_seed(3);
+  nn::BatchNorm1d bn(nn::BatchNormOptions(2).momentum(0.25));
+  const Tensor x = randn({5, 2}, TensorOptions().dtype(kFloat64));
+  bn->to(kFloat64);
+  const Tensor y = bn(x);
+  const std::vector<double> xs = values(x);
+  for (int c = 0; c < 2; ++c) {
+    double mean = 0, ss = 0;
+    for (int i = 0; i < 5; ++i) mean += xs[static_cast<size_t>(2 * i + c)] / 5;
+    for (int i = 0; i < 5; ++i) ss += std::pow(xs[static_cast<size_t>(2 * i + c)] - mean, 2);
+    // Normalised with the biased variance; the running variance takes the unbiased one.
+    for (int i = 0; i < 5; ++i)
+      EXPECT_NEAR(values(y)[static_cast<size_t>(2 * i + c)], (xs[static_cast<size_t>(2 * i + c)] - mean) / std::sqrt(ss / 5 + 1e-5), 1e-12);
+    EXPECT_NEAR(values(bn->running_mean)[static_cast<size_t>(c)], 0.25 * mean, 1e-12);
+    EXPECT_NEAR(values(bn->running_var)[static_cast<size_t>(c)], 0.75 + 0.25 * ss / 4, 1e-12);
+  }
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);
+  // eval(): the running statistics normalise, and nothing moves.
+  bn->eval();
+  const std::vector<double> rm = values(bn->running_mean), rv = values(bn->running_var);
+  const Tensor z = bn(x);
+  for (int i = 0; i < 5; ++i)
+    for (int c = 0; c < 2; ++c)
+      EXPECT_NEAR(values(z)[static_cast<size_t>(2 * i + c)],
+                  (xs[static_cast<size_t>(2 * i + c)] - rm[static_cast<size_t>(c)]) / std::sqrt(rv[static_cast<size_t>(c)] + 1e-5), 1e-12);
+  EXPECT_EQ(values(bn->running_mean), rm);
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);
+}
+
+TEST(CnnLayers, MomentumNoneIsTheCumulativeAverage) {
+  nn::BatchNorm1d bn(nn::BatchNormOptions(1).momentum(std::nullopt).affine(false));
+  const std::vector<double> batch_means = {1.0, 4.0, -2.0};
+  for (double m : batch_means) bn(tensor({m - 1, m + 1}).view({2, 1}));
+  EXPECT_NEAR(values(bn->running_mean)[0], 1.0, 1e-6);  // (1 + 4 - 2) / 3
+  EXPECT_NEAR(values(bn->running_var)[0], 2.0, 1e-6);   // each batch's unbiased variance is 2
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 3);
+}
+
+TEST(CnnLayers, AssigningARunningStatisticCopiesIntoTheRegisteredBuffer) {
+  nn::BatchNorm2d bn(3);
+  const void* registered = bn->running_mean.data_ptr();
+  bn->running_mean = full({3}, 2.5);
+  EXPECT_EQ(bn->running_mean.data_ptr(), registered);
+  EXPECT_EQ(values(bn->state_dict()["running_mean"]), (std::vector<double>{2.5, 2.5, 2.5}));
+  bn->to(Device("sim:0"));  // the member still follows the module
+  EXPECT_EQ(bn->running_mean.device(), Device("sim:0"));
+  EXPECT_EQ(values(bn->running_mean), (std::vector<double>{2.5, 2.5, 2.5}));
+  testing::expect_error<ShapeError>([&] { bn->running_var = ones({4}); },
+                                    "BufferTensor: assigning a tensor of shape [4] to a buffer of shape [3] "
+                                    "(assignment copies into the registered buffer)");
+  nn::BatchNorm2d untracked(nn::BatchNormOptions(3).track_running_stats(false));
+  EXPECT_EQ(keys(*untracked), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_THROW(untracked->running_mean = ones({3}), ValueError);
+}
+
+TEST(CnnLayers, ToConvertsFloatingBuffersAndKeepsTheCount) {
+  nn::BatchNorm2d bn(2);
+  bn->to(kFloat64);
+  EXPECT_EQ(bn->running_var.dtype(), kFloat64);
+  EXPECT_EQ(bn->num_batches_tracked.dtype(), kInt64);
+}
+
+// The bodies of the warning test's child processes.
+void train_mode_layers_without_grad() {
+  nn::BatchNorm2d bn(2);
+  const Tensor x = randn({2, 2, 3, 3});
+  NoGradGuard no_grad;
+  bn(x);
+  bn(x);
+  nn::Dropout(0.5)(x);
+  std::exit(0);
+}
+
+void eval_mode_layers_without_grad() {
+  nn::Sequential m{nn::BatchNorm2d(2), nn::Dropout(0.5)};
+  m->eval();
+  NoGradGuard no_grad;
+  m(randn({2, 2, 3, 3}));
+  std::fprintf(stderr, "done");
+  std::exit(0);
+}
+
+TEST(CnnLayers, TrainingModeWithGradientsOffWarnsOnce) {
+  // In child processes: the warning is once per process.
+  EXPECT_EXIT(train_mode_layers_without_grad(), ::testing::ExitedWithCode(0),
+              "Warning: BatchNorm2d runs in training mode with gradients off[^W]*$");
+  EXPECT_EXIT(eval_mode_layers_without_grad(), ::testing::ExitedWithCode(0), "^done$");
+}
+
+TEST(CnnLayers, ConvTransposeForwardWithOutputSize) {
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1));
+  const Tensor x = randn({1, 4, 5, 5});
+  EXPECT_EQ(up(x).shape(), (Shape{1, 2, 9, 9}));
+  EXPECT_EQ(up->forward(x, {10, 10}).shape(), (Shape{1, 2, 10, 10}));
+  EXPECT_EQ(up->forward(x, {1, 2, 10, 9}).shape(), (Shape{1, 2, 10, 9}));
+  EXPECT_THROW(up->forward(x, {11, 10}), ValueError);
+}
+
+TEST(CnnLayers, ReprsArePyTorchs) {
+  EXPECT_EQ(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1))->extra_repr(),
+            "1, 32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1)");
+  EXPECT_EQ(nn::Conv1d(nn::Conv1dOptions(1, 8, 3).stride(2).bias(false).padding_mode(kReflect))->extra_repr(),
+            "1, 8, kernel_size=(3,), stride=(2,), bias=False, padding_mode=reflect");
+  EXPECT_EQ(nn::Conv2d(nn::Conv2dOptions(3, 6, 3).padding(kSame).dilation(2).groups(3))->extra_repr(),
+            "3, 6, kernel_size=(3, 3), stride=(1, 1), padding=same, dilation=(2, 2), groups=3");
+  EXPECT_EQ(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(16, 8, 3).stride(2))->extra_repr(),
+            "16, 8, kernel_size=(3, 3), stride=(2, 2)");
+  EXPECT_EQ(nn::MaxPool2d(2)->extra_repr(), "kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False");
+  EXPECT_EQ(nn::AvgPool1d(2)->extra_repr(), "kernel_size=(2,), stride=(2,), padding=(0,)");
+  EXPECT_EQ(nn::AdaptiveMaxPool2d(nn::AdaptiveMaxPool2dOptions({2, 3}))->extra_repr(), "output_size=(2, 3)");
+  EXPECT_EQ(nn::BatchNorm1d(nn::BatchNormOptions(4).momentum(std::nullopt))->extra_repr(),
+            "4, eps=1e-05, momentum=None, affine=True, track_running_stats=True");
+  EXPECT_EQ(nn::GroupNorm(8, 64)->extra_repr(), "8, 64, eps=1e-05, affine=True");
+  EXPECT_EQ(nn::InstanceNorm2d(3)->extra_repr(), "3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False");
+  EXPECT_EQ(nn::Dropout2d(0.3)->extra_repr(), "p=0.3, inplace=False");
+}
+
+TEST(CnnLayers, ConstructorsRefuseBadOptions) {
+  testing::expect_error<ValueError>([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).groups(2)); },
+                                    "Conv2d: in_channels must be divisible by groups");
+  testing::expect_error<ValueError>([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(kSame).stride(2)); },
+                                    "Conv2d: padding='same' is not supported for strided convolutions");
+  testing::expect_error<ValueError>([] { nn::GroupNorm(4, 6); }, "GroupNorm: num_channels must be divisible by num_groups");
+  testing::expect_error<ValueError>([] { nn::BatchNorm2d(3)(randn({2, 3, 4})); }, "BatchNorm2d: expected 4D input (got 3D input)");
+  EXPECT_THROW(nn::Conv2d(nn::Conv2dOptions(3, 4, {3, 3, 3})), ValueError);  // three sizes for two dims
+}
+
+TEST(CnnLayers, ConvolutionNamesTheArgumentOnAnotherDevice) {
+  const Tensor x = randn({1, 2, 5, 5});
+  const Tensor w = randn({3, 2, 3, 3}, TensorOptions().device(Device("sim:0")));
+  try {
+    F::conv2d(x, w);
+    ADD_FAILURE() << "no error";
+  } catch (const DeviceMismatchError& e) {
+    EXPECT_NE(std::string(e.what()).find("'weight'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("conv2d"), std::string::npos) << e.what();
+  }
+}
+
+// col2im sums in one order on every device: fold (and so every convolution's input gradient)
+// gives the same bits on cpu and sim, run after run.
+TEST(CnnLayers, FoldIsDeterministicAcrossDevicesAndRuns) {
+  manual_seed(11);
+  const Tensor cols = randn({2, 3 * 9, 25});
+  const auto o = F::FoldFuncOptions({5, 5}, {3, 3}).padding(1);
+  const std::vector<double> first = values(F::fold(cols, o));
+  EXPECT_EQ(values(F::fold(cols, o)), first);
+  EXPECT_EQ(values(F::fold(cols.to(Device("sim:0")), o)), first);
+}
+
+// One Adam step of the small CNN, batch statistics included, is the same on cpu and sim.
+TEST(CnnLayers, TrainingStepMatchesAcrossDevices) {
+  std::vector<std::vector<double>> after;
+  for (const char* d : {"cpu", "sim:0"}) {
+    manual_seed(5);
+    nn::Sequential m = small_cnn();
+    m->to(Device(d));
+    optim::Adam opt(m->parameters(), optim::AdamOptions(1e-2));
+    const Tensor x = randn({4, 1, 8, 8}).to(Device(d));
+    const Tensor y = tensor(std::vector<int64_t>{0, 1, 2, 1}).to(Device(d));
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      nn::cross_entropy(m(x), y).backward();
+      opt.step();
+    }
+    std::vector<double> all;
+    for (const auto& [name, t] : m->state_dict())
+      for (double v : values(t)) all.push_back(v);
+    after.push_back(all);
+  }
+  ASSERT_EQ(after[0].size(), after[1].size());
+  for (size_t i = 0; i < after[0].size(); ++i) EXPECT_NEAR(after[0][i], after[1][i], 1e-5) << i;
+}
+
+// DataParallel's replicas carry the buffers; the replica on the module's own device updates
+// the module's running statistics, as PyTorch's does.
+TEST(CnnLayers, BatchNormTrainsUnderDataParallel) {
+  manual_seed(2);
+  nn::Sequential m = small_cnn();
+  m->to(Device("sim:0"));
+  nn::DataParallel parallel(m, {Device("sim:0"), Device("sim:1")});
+  optim::SGD opt(m->parameters(), optim::SGDOptions(0.1));
+  const Tensor x = randn({4, 1, 8, 8}).to(Device("sim:0"));
+  const Tensor y = tensor(std::vector<int64_t>{0, 1, 2, 1}).to(Device("sim:0"));
+  const std::vector<double> before = values(m->state_dict()["0.weight"]);
+  nn::cross_entropy(parallel(x), y).backward();
+  opt.step();
+  EXPECT_NE(values(m->state_dict()["0.weight"]), before);
+  const std::vector<double> rm = values(m->state_dict()["1.running_mean"]);
+  EXPECT_NE(rm, std::vector<double>(4, 0.0)) << "the running statistics did not move";
+}
+
+}  // namespace
+}  // namespace locus
