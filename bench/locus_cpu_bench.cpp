@@ -2,7 +2,8 @@
 // sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
 // (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
 // than Google Benchmark, whose statistics differ.
-//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday]
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday,cnn]
+// (cnn only when asked for, as the PyTorch side's default leaves it out)
 // The `everyday` rows (sort, topk, scans, scatters, batched products, einsum, the optimizer step
 // with parameter groups) have no PyTorch side in ../shared/bench: bench/libtorch/libtorch_everyday_bench.cpp
 // times the same bodies in LibTorch, and bench/everyday_bench.sh runs both in the same rounds.
@@ -103,6 +104,83 @@ void mlp() {
     steps(1500);
     run("mlp_train_step_" + opt_name + "_b64_underflowed", steps, "ms", ms, 15, 0.1);
   }
+}
+
+// The CNN rows of ../shared/bench (torch_cpu_bench.py --only cnn, libtorch_bench --only cnn):
+// its model (no dropout, unlike `locus train --model cnn`'s), the Adam training step at batch 64
+// and 256, the eval forward, three convolutions, BatchNorm2d and MaxPool2d.
+nn::Sequential bench_cnn_model() {
+  return nn::Sequential{nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)),  nn::BatchNorm2d(32), nn::ReLU(),
+                        nn::MaxPool2d(2),                                      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
+                        nn::BatchNorm2d(64),                                   nn::ReLU(),
+                        nn::MaxPool2d(2),                                      nn::Flatten(),
+                        nn::Linear(3136, 128),                                 nn::ReLU(),
+                        nn::Linear(128, 10)};
+}
+
+void cnn() {
+  manual_seed(0);
+  for (int64_t batch : {64, 256}) {
+    nn::Sequential model = bench_cnn_model();
+    optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
+    const Tensor x = randn({batch, 1, 28, 28});
+    const Tensor y = randint(0, 10, {batch});
+    const auto step = [&](long k) {
+      for (long i = 0; i < k; ++i) {
+        opt.zero_grad();
+        nn::cross_entropy(model(x), y).backward();
+        opt.step();
+      }
+    };
+    const std::string b = "_b" + std::to_string(batch);
+    run("cnn_train_step_adam" + b, step, "ms", ms, batch == 64 ? 15 : 11, 0.1);
+    const double n = static_cast<double>(batch);
+    run("cnn_train_adam" + b + "_samples_per_s", step, "samples/s", [n](double s) { return n / s; }, batch == 64 ? 15 : 11, 0.1);
+    if (batch != 64) continue;
+    model->eval();
+    run("cnn_fwd_nograd" + b, [&](long k) {
+      NoGradGuard g;
+      for (long i = 0; i < k; ++i) { Tensor o = model(x); }
+    }, "ms", ms, 15, 0.1);
+  }
+  struct ConvRow {
+    const char* name;
+    int64_t cin, cout, hw, batch;
+    bool backward;
+  };
+  for (const ConvRow& r : {ConvRow{"conv2d_3x3_32to64_14x14_b64", 32, 64, 14, 64, true},
+                           ConvRow{"conv2d_3x3_64to64_56x56_b8", 64, 64, 56, 8, true},
+                           ConvRow{"conv2d_1to32_28x28_b64", 1, 32, 28, 64, false}}) {
+    nn::Conv2d conv(nn::Conv2dOptions(r.cin, r.cout, 3).padding(1));
+    const Tensor x = randn({r.batch, r.cin, r.hw, r.hw});
+    run(std::string(r.name) + "_fwd", [&](long k) {
+      NoGradGuard g;
+      for (long i = 0; i < k; ++i) { Tensor o = conv(x); }
+    }, "ms", ms, 15, 0.1);
+    if (!r.backward) continue;
+    const Tensor xg = x.clone().requires_grad_();
+    run(std::string(r.name) + "_fwdbwd", [&](long k) {
+      // PyTorch's row takes autograd.grad (nothing accumulated): backward, gradients dropped.
+      for (long i = 0; i < k; ++i) {
+        conv(xg).sum().backward();
+        for (Tensor t : {xg, conv->weight, conv->bias}) t.set_grad(Tensor());
+      }
+    }, "ms", ms, 15, 0.1);
+  }
+  nn::BatchNorm2d bn(64);
+  const Tensor xb = randn({64, 64, 14, 14}).requires_grad_();
+  run("batchnorm2d_64ch_14x14_b64_train_fwdbwd", [&](long k) {
+    for (long i = 0; i < k; ++i) {
+      bn(xb).sum().backward();
+      for (Tensor t : {xb, bn->weight, bn->bias}) t.set_grad(Tensor());
+    }
+  }, "ms", ms, 15, 0.1);
+  nn::MaxPool2d pool(2);
+  const Tensor xp = randn({64, 64, 28, 28});
+  run("maxpool2d_2x2_64ch_28x28_b64_fwd", [&](long k) {
+    NoGradGuard g;
+    for (long i = 0; i < k; ++i) { Tensor o = pool(xp); }
+  }, "ms", ms, 15, 0.1);
 }
 
 // The same MLP step under autocast bfloat16 (bench/torch_amp_bench.py times torch.autocast).
@@ -265,5 +343,6 @@ int main(int argc, char** argv) {
   if (opt.wants("elementwise")) elementwise();
   if (opt.wants("convert")) convert();
   if (opt.wants("everyday")) everyday();
+  if (opt.wants("cnn")) cnn();
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus", std::string("{\"version\": \"") + version() + "\"}");
 }
