@@ -2,7 +2,8 @@
 // built on (F::unfold, F::fold), checked as PyTorch 1.13 checks them.
 //
 // Note [General convolution path]
-// A convolution is im2col (ops::im2col: every window as a column, [N, C_in kH kW, L]) and one
+// Where a backend has a fused convolution (KernelTable::convolution: oneDNN's primitives on the
+// CPU, src/ops/conv_ops.cpp) and it takes the call, that runs. Otherwise a convolution is im2col (ops::im2col: every window as a column, [N, C_in kH kW, L]) and one
 // matrix product per group with the filters as a [C_out / g, C_in / g kH kW] matrix; the
 // transposed convolution is the product with the filters' transpose and col2im. Both run on
 // every device that has the im2col kernels and a matmul, and their gradients come from those two
@@ -27,6 +28,7 @@
 #include "src/nn/conv_geometry.h"
 #include "src/nn/python_repr.h"
 #include "src/ops/autocast.h"
+#include "src/ops/conv.h"
 #include "src/ops/im2col.h"
 #include "src/ops/public_op.h"
 
@@ -139,17 +141,9 @@ std::vector<int64_t> with_unit_height(const std::vector<int64_t>& v, int64_t uni
 
 // Conv over [N, C, H, W] (checked, padding explicit and symmetric).
 Tensor conv2d_batched(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvCall& c) {
-  const int64_t n = x.size(0), out_channels = weight.size(0), g = c.groups;
-  ops::WindowGeometry geo = window_geometry(x.size(2), x.size(3), weight.size(2), weight.size(3), c.padding,
-                                            c.stride, c.dilation);
-  const Tensor columns = ops::im2col(x, geo);  // [N, C kk, L]
-  const int64_t k = columns.size(1) / g, windows = columns.size(2);
-  Tensor out;
-  if (g == 1) out = matmul(weight.reshape({out_channels, k}), columns);
-  else out = matmul(weight.reshape({g, out_channels / g, k}), columns.view({n, g, k, windows}));
-  out = out.reshape({n, out_channels, geo.out_h, geo.out_w});
-  if (bias.defined()) out = add(out, bias.view({1, out_channels, 1, 1}));
-  return out;
+  const ops::WindowGeometry geo = window_geometry(x.size(2), x.size(3), weight.size(2), weight.size(3), c.padding,
+                                                  c.stride, c.dilation);
+  return ops::conv2d(x, weight, bias, geo, c.groups);
 }
 
 // Conv-transpose over [N, C_in, H, W] (checked).

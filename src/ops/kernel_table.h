@@ -225,6 +225,29 @@ struct Im2colArgs {
   double fill = 0;               ///< Im2col: the value read outside the image
 };
 
+/// A 2-d convolution over contiguous NCHW operands (weight [C_out, C_in / groups, kH, kW]), one
+/// pass of it: Forward writes output = conv(input, weight) + bias (bias may be null);
+/// BackwardData writes grad_input from grad_output and weight; BackwardWeights writes
+/// grad_weight, and grad_bias when it is not null, from input and grad_output. A backend entry
+/// returns false, having written nothing, where it has no fast kernel for the dtype or geometry:
+/// the front end then takes the general path (Note [General convolution path]).
+struct ConvArgs {
+  enum class Pass : uint8_t { Forward, BackwardData, BackwardWeights };
+  Pass pass = Pass::Forward;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  int64_t n = 0, c_in = 0, h = 0, w = 0, c_out = 0, kh = 1, kw = 1, out_h = 0, out_w = 0, groups = 1;
+  int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  const char* input = nullptr;
+  const char* weight = nullptr;
+  const char* bias = nullptr;
+  const char* grad_output = nullptr;
+  char* output = nullptr;
+  char* grad_input = nullptr;
+  char* grad_weight = nullptr;
+  char* grad_bias = nullptr;
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -310,6 +333,7 @@ struct KernelTable {
   void (*optimizer_step)(const OptimizerStepArgs&) = nullptr;
   void (*cross_entropy)(const CrossEntropyArgs&) = nullptr;
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
+  bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

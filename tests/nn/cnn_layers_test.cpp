@@ -239,3 +239,64 @@ TEST(CnnLayers, BatchNormTrainsUnderDataParallel) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// While alive, sim devices lack the fused convolution, so conv2d there takes the general path
+// (im2col and products) while cpu takes oneDNN's primitives where the build has them.
+class GeneralConvOnSim {
+ public:
+  GeneralConvOnSim() : original_(sim::config()) {
+    sim::Config c = original_;
+    c.unsupported_ops = {"convolution"};
+    sim::configure(c);
+  }
+  ~GeneralConvOnSim() { sim::configure(original_); }
+  GeneralConvOnSim(const GeneralConvOnSim&) = delete;
+  GeneralConvOnSim& operator=(const GeneralConvOnSim&) = delete;
+
+ private:
+  sim::Config original_;
+};
+
+struct ConvCase {
+  int64_t n, c_in, c_out, h, w, k, stride, pad, dilation, groups;
+  bool bias;
+};
+
+// The fused kernel (oneDNN on cpu) and the general path give the same values and gradients on
+// the same float32 cases: odd sizes, strides, dilation, groups, depthwise, no bias.
+TEST(CnnLayers, FusedAndGeneralConvolutionAgree) {
+  const GeneralConvOnSim general;
+  manual_seed(21);
+  for (const ConvCase& c : {ConvCase{2, 3, 8, 9, 7, 3, 1, 1, 1, 1, true}, ConvCase{3, 16, 32, 14, 14, 3, 2, 1, 1, 1, true},
+                            ConvCase{2, 8, 8, 11, 13, 3, 1, 2, 2, 1, false}, ConvCase{2, 8, 16, 10, 10, 3, 1, 1, 1, 4, true},
+                            ConvCase{4, 16, 16, 12, 12, 3, 1, 1, 1, 16, true}, ConvCase{1, 1, 32, 28, 28, 3, 1, 1, 1, 1, true},
+                            ConvCase{2, 4, 6, 8, 8, 1, 1, 0, 1, 1, true}, ConvCase{2, 5, 7, 9, 9, 5, 3, 2, 1, 1, true}}) {
+    const Tensor x = randn({c.n, c.c_in, c.h, c.w}), w = randn({c.c_out, c.c_in / c.groups, c.k, c.k});
+    const Tensor b = c.bias ? randn({c.c_out}) : Tensor();
+    const Tensor gout_shape_probe = F::conv2d(x, w, F::Conv2dFuncOptions().stride(c.stride).padding(c.pad).dilation(c.dilation).groups(c.groups));
+    const Tensor gout = randn(gout_shape_probe.shape());
+    std::vector<std::vector<double>> results[2];
+    int i = 0;
+    for (const char* d : {"cpu", "sim:0"}) {
+      const Tensor xd = x.to(Device(d)).detach().requires_grad_(), wd = w.to(Device(d)).detach().requires_grad_();
+      const Tensor bd = c.bias ? b.to(Device(d)).detach().requires_grad_() : Tensor();
+      const Tensor y = F::conv2d(xd, wd, F::Conv2dFuncOptions().bias(bd).stride(c.stride).padding(c.pad).dilation(c.dilation).groups(c.groups));
+      y.backward(gout.to(Device(d)));
+      results[i] = {values(y), values(xd.grad()), values(wd.grad())};
+      if (c.bias) results[i].push_back(values(bd.grad()));
+      ++i;
+    }
+    for (size_t r = 0; r < results[0].size(); ++r) {
+      ASSERT_EQ(results[0][r].size(), results[1][r].size());
+      for (size_t j = 0; j < results[0][r].size(); ++j)
+        ASSERT_NEAR(results[0][r][j], results[1][r][j], 1e-4 * (1 + std::abs(results[1][r][j])))
+            << "case c_in=" << c.c_in << " groups=" << c.groups << " result " << r << " element " << j;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace locus

@@ -12,6 +12,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.reduce = &reduce_kernel;
     t.softmax = &softmax_kernel;
     t.im2col = &im2col_kernel;
+    t.convolution = &dnnl_convolution;
     t.sort = &sort_kernel;
     t.scan = &scan_kernel;
     t.matmul = &matmul_kernel;

@@ -12,6 +12,8 @@ void fill_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& scal
 void reduce_kernel(const ops::ReduceArgs& args);
 void softmax_kernel(const ops::SoftmaxArgs& args);
 void im2col_kernel(const ops::Im2colArgs& args);
+/// oneDNN's convolution (cpu_dnnl_conv.cpp): float32 on builds with oneDNN; false otherwise.
+bool dnnl_convolution(const ops::ConvArgs& args);
 void sort_kernel(const ops::SortArgs& args);
 void scan_kernel(const ops::ScanArgs& args);
 void matmul_kernel(const ops::MatmulArgs& args);

@@ -1,0 +1,121 @@
+// The front end of the 2-d convolution (src/ops/conv.h): the fused kernel's three passes with
+// their own backward node, or the general path, whose gradients come from its ops.
+
+#include "src/ops/conv.h"
+
+#include <vector>
+
+#include "locus/autograd.h"
+#include "locus/ops.h"
+#include "locus/products.h"
+#include "src/autograd/node.h"
+#include "src/ops/fused.h"
+#include "src/ops/structured_call.h"
+
+namespace locus::ops {
+namespace {
+
+// im2col and one product per group (Note [General convolution path]).
+Tensor general_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
+  const int64_t n = x.size(0), out_channels = weight.size(0);
+  const Tensor columns = im2col(x, g);  // [N, C kk, L]
+  const int64_t k = columns.size(1) / groups, windows = columns.size(2);
+  Tensor out;
+  if (groups == 1) out = matmul(weight.reshape({out_channels, k}), columns);
+  else out = matmul(weight.reshape({groups, out_channels / groups, k}), columns.view({n, groups, k, windows}));
+  out = out.reshape({n, out_channels, g.out_h, g.out_w});
+  if (bias.defined()) out = add(out, bias.view({1, out_channels, 1, 1}));
+  return out;
+}
+
+ConvArgs args_of(const Tensor& x, const Tensor& w, const WindowGeometry& g, int64_t groups, int device) {
+  ConvArgs a;
+  a.device = device;
+  a.dtype = x.dtype();
+  a.n = x.size(0), a.c_in = x.size(1), a.h = x.size(2), a.w = x.size(3);
+  a.c_out = w.size(0), a.kh = w.size(2), a.kw = w.size(3), a.out_h = g.out_h, a.out_w = g.out_w, a.groups = groups;
+  a.pad_h = g.pad_h, a.pad_w = g.pad_w, a.stride_h = g.stride_h, a.stride_w = g.stride_w;
+  a.dilation_h = g.dilation_h, a.dilation_w = g.dilation_w;
+  return a;
+}
+
+// The general path's gradients, for a pass the fused kernel declines in the backward.
+Tensor general_grad_input(const Tensor& go, const Tensor& w, const WindowGeometry& g, int64_t groups, int64_t h, int64_t width) {
+  const int64_t n = go.size(0), out_channels = w.size(0), k = w.numel() / out_channels;
+  const Tensor filters = w.reshape({groups, out_channels / groups, k}).transpose(1, 2);
+  const Tensor columns = matmul(filters, go.reshape({n, groups, out_channels / groups, g.out_h * g.out_w}));
+  return col2im(columns.reshape({n, groups * k, g.out_h * g.out_w}), h, width, g);
+}
+
+Tensor general_grad_weight(const Tensor& go, const Tensor& x, const Tensor& w, const WindowGeometry& g, int64_t groups) {
+  const int64_t n = go.size(0), out_channels = w.size(0), k = w.numel() / out_channels, windows = g.out_h * g.out_w;
+  const Tensor columns = im2col(x, g).view({n, groups, k, windows});
+  const Tensor per_sample = matmul(go.reshape({n, groups, out_channels / groups, windows}), columns.transpose(-1, -2));
+  return sum(per_sample, Shape{0}).reshape(w.shape());
+}
+
+void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                  ConvArgs forward, const WindowGeometry& g) {
+  const Tensor x = input.detach().contiguous(), w = weight.detach().contiguous();
+  const bool need_x = input.requires_grad(), need_w = weight.requires_grad();
+  const bool need_b = bias.defined() && bias.requires_grad();
+  const int64_t groups = forward.groups;
+  std::vector<Tensor> inputs{input, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  autograd::record(out, "ConvolutionBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
+    const Tensor go = grad.contiguous();
+    wait_for_host(go);
+    Tensor gx, gw, gb;
+    ConvArgs a = forward;
+    a.bias = nullptr, a.output = nullptr;
+    a.grad_output = static_cast<const char*>(go.data_ptr());
+    if (need_x) {
+      gx = empty_on(x.shape(), x.dtype(), x.device());
+      a.pass = ConvArgs::Pass::BackwardData;
+      a.grad_input = static_cast<char*>(gx.data_ptr());
+      if (!k->convolution(a)) gx = general_grad_input(go, w, g, groups, x.size(2), x.size(3));
+    }
+    if (need_w || need_b) {
+      gw = empty_on(w.shape(), w.dtype(), w.device());
+      gb = need_b ? empty_on({w.size(0)}, w.dtype(), w.device()) : Tensor();
+      a.pass = ConvArgs::Pass::BackwardWeights;
+      a.grad_weight = static_cast<char*>(gw.data_ptr());
+      a.grad_bias = need_b ? static_cast<char*>(gb.data_ptr()) : nullptr;
+      if (!k->convolution(a)) {
+        gw = general_grad_weight(go, x, w, g, groups);
+        if (need_b) gb = sum(go, Shape{0, 2, 3});
+      }
+    }
+    std::vector<Tensor> grads{need_x ? gx : Tensor(), need_w ? gw : Tensor()};
+    if (inputs.size() == 3) grads.push_back(gb);
+    return grads;
+  }, inputs);
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
+  const StructuredCall call = bias.defined()
+                                  ? StructuredCall(OpId::Convolution, {{input, "input"}, {weight, "weight"}, {bias, "bias"}})
+                                  : StructuredCall(OpId::Convolution, {{input, "input"}, {weight, "weight"}});
+  const KernelTable* k = fused_kernels(&KernelTable::convolution, call.device(), input.dtype(), {OpId::Convolution});
+  if (k && input.numel() > 0) {
+    const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
+    Tensor out = empty_on({x.size(0), w.size(0), g.out_h, g.out_w}, x.dtype(), call.device());
+    ConvArgs a = args_of(x, w, g, groups, call.device_index());
+    a.input = static_cast<const char*>(x.data_ptr());
+    a.weight = static_cast<const char*>(w.data_ptr());
+    a.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
+    a.output = static_cast<char*>(out.data_ptr());
+    call.wait_for_inputs();
+    wait_for_host(x), wait_for_host(w);
+    if (b.defined()) wait_for_host(b);
+    if (k->convolution(a)) {
+      if (call.needs_grad()) record_fused(k, input, weight, bias, out, a, g);
+      return out;
+    }
+  }
+  return general_conv2d(input, weight, bias, g, groups);
+}
+
+}  // namespace locus::ops
