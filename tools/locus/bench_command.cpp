@@ -1,5 +1,6 @@
-// `locus bench`: the tutorials' exercise. Forward pass and training step of the MLP for a few
-// batch sizes on every available device, with the speedup over the CPU.
+// `locus bench`: the tutorials' exercise. Forward pass and training step of the MLP (or, with
+// --model cnn, the CNN of `locus train --model cnn`) for a few batch sizes on every available
+// device, with the speedup over the CPU.
 //
 // Note [Bench rounds]
 // A figure is the median of several samples, and each sample of a figure is taken next to the
@@ -23,6 +24,7 @@
 
 #include "locus/locus.h"
 #include "tools/locus/bench_stats.h"
+#include "tools/locus/cnn.h"
 #include "tools/locus/commands.h"
 #include "tools/locus/mlp.h"
 #include "tools/locus/option_checks.h"
@@ -31,7 +33,8 @@ namespace locus::cli {
 namespace {
 
 struct BenchArgs {
-  std::vector<int64_t> batch_sizes{64, 512, 4096};
+  std::string model = "mlp";
+  std::vector<int64_t> batch_sizes;  // default: 64, 512, 4096 (mlp); 64, 256 (cnn)
   std::string json;
   double seconds = 0.3;
   int rounds = 7;
@@ -89,14 +92,14 @@ std::vector<Device> available_devices() {
 // The table as JSON: the *_ms keys are medians, as before rounds existed; the speedup is the
 // training step's over the CPU's at the same batch size.
 // A failed write is an IOError (`locus` exits with 1), never a silent success without the file.
-void write_json(const std::string& path, const std::vector<Row>& rows, size_t nb, int rounds) {
+void write_json(const std::string& path, const std::string& model, const std::vector<Row>& rows, size_t nb, int rounds) {
   auto fail = [&path] {
     throw IOError("cannot write the JSON to '" + path + "': " + (errno ? std::strerror(errno) : "write failed"));
   };
   errno = 0;
   std::ofstream os(path);
   if (!os) fail();
-  os << "{\"model\": \"mlp_784_256_10\", \"rounds\": " << rounds << ", \"rows\": [";
+  os << "{\"model\": \"" << model << "\", \"rounds\": " << rounds << ", \"rows\": [";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const Speedup s = speedup_of(rows[i % nb].step, r.step);
@@ -113,17 +116,19 @@ void write_json(const std::string& path, const std::vector<Row>& rows, size_t nb
   if (!os) fail();
 }
 
-void run_bench(const BenchArgs& a) {
+void run_bench(BenchArgs a) {
+  const bool cnn = a.model == "cnn";
+  if (a.batch_sizes.empty()) a.batch_sizes = cnn ? std::vector<int64_t>{64, 256} : std::vector<int64_t>{64, 512, 4096};
   const std::vector<Device> devices = available_devices();
   const size_t nd = devices.size(), nb = a.batch_sizes.size();
   std::vector<DeviceSetup> setups;
   for (const Device& device : devices) {
     manual_seed(0);
-    DeviceSetup s{device, make_mlp(), nullptr, {}, {}};
+    DeviceSetup s{device, cnn ? make_cnn() : make_mlp(), nullptr, {}, {}};
     s.model->to(device);
     s.opt = std::make_unique<optim::SGD>(s.model->parameters(), optim::SGDOptions{0.01});
     for (int64_t b : a.batch_sizes) {
-      s.x.push_back(randn({b, 784}).to(device));
+      s.x.push_back((cnn ? randn({b, 1, 28, 28}) : randn({b, 784})).to(device));
       s.y.push_back(randint(0, 10, {b}).to(device));
     }
     setups.push_back(std::move(s));
@@ -137,11 +142,14 @@ void run_bench(const BenchArgs& a) {
         const Tensor& y = s.y[b];
         const nn::Sequential model = s.model;
         optim::SGD& opt = *s.opt;
+        // Inference in eval mode (BatchNorm's running statistics, no dropout), the step in train mode.
         auto forward = [model, &x] {
+          model->eval();
           NoGradGuard no_grad;
           model(x);
         };
         auto step = [model, &opt, &x, &y] {
+          model->train();
           opt.zero_grad();
           nn::cross_entropy(model(x), y).backward();
           opt.step();
@@ -171,17 +179,19 @@ void run_bench(const BenchArgs& a) {
                 format_spread(r.forward).c_str(), format_spread(r.step).c_str(),
                 static_cast<double>(r.batch) / (r.step.median / 1e3), vs.c_str());
   }
-  if (!a.json.empty()) write_json(a.json, rows, nb, a.rounds);
+  if (!a.json.empty()) write_json(a.json, cnn ? "cnn_fashion_mnist" : "mlp_784_256_10", rows, nb, a.rounds);
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* cmd = app.add_subcommand("bench", "Time the MLP's forward pass and training step on every device");
+  CLI::App* cmd = app.add_subcommand("bench", "Time the MLP's (or the CNN's) forward pass and training step on every device");
   // Every option is checked before anything runs (Note [Option checks]).
-  cmd->add_option("--batch-sizes", args->batch_sizes, "batch sizes to time")
+  cmd->add_option("--model", args->model, "mlp (784-256-10) or cnn (the model of `locus train --model cnn`)")
       ->capture_default_str()
+      ->check(one_of({"mlp", "cnn"}));
+  cmd->add_option("--batch-sizes", args->batch_sizes, "batch sizes to time (default: 64 512 4096 for mlp, 64 256 for cnn)")
       ->transform(integer_in(1, 1000000));
   cmd->add_option("--seconds", args->seconds, "measuring time per figure, over all rounds")
       ->check(number_in(0.001, 3600.0))
