@@ -1,6 +1,7 @@
-// Pooling (F::max_pool1d/2d, F::avg_pool1d/2d, the adaptive ones) composed of ops::im2col and
-// reductions, so every device with the im2col kernels pools and the gradients come from those
-// ops (max's goes to each window's first maximum, as PyTorch's).
+// Pooling (F::max_pool1d/2d, F::avg_pool1d/2d, the adaptive ones). Max pooling is one op
+// (ops::max_pool2d: a window pass, and a gather for its gradient, which goes to each window's
+// maximum, as PyTorch's); average pooling is ops::im2col and a sum, the adaptive ones products
+// and gathers, so their gradients come from those ops.
 
 #include <algorithm>
 #include <cmath>
@@ -68,23 +69,8 @@ Tensor unbatched_like(const Tensor& r, const Tensor& input) { return input.dim()
 
 std::tuple<Tensor, Tensor> max_pool(const PoolCall& c, const Tensor& input) {
   const ops::WindowGeometry g = checked_pool(c, input);
-  const Tensor x = batched(input);
-  const int64_t n = x.size(0), ch = x.size(1), h = x.size(2), w = x.size(3), kk = g.kernel_h * g.kernel_w;
-  const Tensor columns = ops::im2col(x, g, -std::numeric_limits<double>::infinity()).view({n, ch, kk, g.out_h * g.out_w});
-  ValuesIndices m = max(columns, 2);
-  // Window element -> flat position in the plane: the window's corner plus the element's offset.
-  std::vector<int64_t> corner(static_cast<size_t>(g.out_h * g.out_w)), offset(static_cast<size_t>(kk));
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow)
-      corner[static_cast<size_t>(oh * g.out_w + ow)] = (oh * g.stride_h - g.pad_h) * w + ow * g.stride_w - g.pad_w;
-  for (int64_t i = 0; i < g.kernel_h; ++i)
-    for (int64_t j = 0; j < g.kernel_w; ++j) offset[static_cast<size_t>(i * g.kernel_w + j)] = i * g.dilation_h * w + j * g.dilation_w;
-  const TensorOptions on = TensorOptions().dtype(DType::Int64).device(x.device());
-  const Tensor corners = tensor(corner, on), offsets = tensor(offset, on);
-  const Tensor flat = add(corners, index_select(offsets, 0, m.indices.flatten()).view(m.indices.shape()));
-  (void)h;
-  const Shape out_shape{n, ch, g.out_h, g.out_w};
-  return {unbatched_like(m.values.view(out_shape), input), unbatched_like(flat.view(out_shape), input)};
+  auto [values, indices] = ops::max_pool2d(batched(input), g);
+  return {unbatched_like(values, input), unbatched_like(indices, input)};
 }
 
 Tensor avg_pool(const PoolCall& c, const Tensor& input, bool count_include_pad, std::optional<int64_t> divisor_override) {

@@ -3,6 +3,7 @@
 // window gathering of pooling, on every device that has the kernel (Im2colArgs).
 
 #include <cstdint>
+#include <tuple>
 
 #include "locus/tensor.h"
 
@@ -24,5 +25,10 @@ Tensor im2col(const Tensor& image, const WindowGeometry& g, double fill = 0);
 /// The image [N, C, height, width] whose elements are the sums of the entries of columns
 /// [N, C kH kW, out_h out_w] that read them. Differentiable (backward: im2col).
 Tensor col2im(const Tensor& columns, int64_t height, int64_t width, const WindowGeometry& g);
+
+/// Max pooling of a floating image [N, C, H, W] over the windows of `g` (padding excluded): the
+/// maxima [N, C, out_h, out_w] and their int64 flat positions h W + w in the plane. One pass;
+/// differentiable in `image` (the gradient, a gather, goes to each window's maximum).
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g);
 
 }  // namespace locus::ops

@@ -6,6 +6,7 @@
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
+#include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/ops/structured_call.h"
 
@@ -71,6 +72,61 @@ Tensor col2im(const Tensor& columns, int64_t height, int64_t width, const Window
   if (call.needs_grad())
     autograd::record_view("Col2ImBackward0", columns, out, [g](const Tensor& grad) { return im2col(grad, g); });
   return out;
+}
+
+namespace {
+
+// The image gradient of max pooling from the windows' gradient and maxima's positions.
+Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, int64_t height, int64_t width, const WindowGeometry& g) {
+  const StructuredCall call(OpId::MaxPool2dBackward, {{grad, "grad_output"}, {indices, "indices"}});
+  const KernelTable* k = call.kernels(grad.dtype());
+  if (!k)
+    return call.fall_back([&](const Tensor& gh, const Tensor& ih) { return max_pool2d_backward(gh, ih, height, width, g); },
+                          grad, indices);
+  const Tensor in = grad.contiguous(), idx = indices.contiguous();
+  Tensor out = call.output({in.size(0), in.size(1), height, width}, in.dtype());
+  Im2colArgs a = args_for(OpId::MaxPool2dBackward, call.device_index(), in.dtype(), g);
+  a.in = static_cast<const char*>(in.data_ptr());
+  a.out = static_cast<char*>(out.data_ptr());
+  a.indices = const_cast<int64_t*>(static_cast<const int64_t*>(idx.data_ptr()));
+  a.planes = in.size(0) * in.size(1), a.height = height, a.width = width;
+  call.wait_for_inputs();
+  wait_for_host(in), wait_for_host(idx);
+  if (out.numel()) k->im2col(a);
+  return out;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g) {
+  const StructuredCall call(OpId::MaxPool2d, {{image, "input"}});
+  check_floating(OpId::MaxPool2d, image);
+  const KernelTable* k = call.kernels(image.dtype());
+  if (!k) {
+    ValuesIndices r = run_on_cpu(call.device(), [&](const Tensor& host) {
+      auto [values, indices] = max_pool2d(host, g);
+      return ValuesIndices{values, indices};
+    }, image);
+    return {r.values, r.indices};
+  }
+  const Tensor in = image.contiguous();
+  const int64_t n = in.size(0), c = in.size(1), h = in.size(2), w = in.size(3);
+  Tensor values = empty_on({n, c, g.out_h, g.out_w}, in.dtype(), call.device());
+  Tensor indices = empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device());
+  Im2colArgs a = args_for(OpId::MaxPool2d, call.device_index(), in.dtype(), g);
+  a.in = static_cast<const char*>(in.data_ptr());
+  a.out = static_cast<char*>(values.data_ptr());
+  a.indices = static_cast<int64_t*>(indices.data_ptr());
+  a.planes = n * c, a.height = h, a.width = w;
+  call.wait_for_inputs();
+  wait_for_host(in);
+  if (values.numel()) k->im2col(a);
+  if (call.needs_grad()) {
+    const Tensor idx = indices;
+    autograd::record_view("MaxPool2DWithIndicesBackward0", image, values,
+                          [idx, h, w, g](const Tensor& grad) { return max_pool2d_backward(grad, idx, h, w, g); });
+  }
+  return {values, indices};
 }
 
 }  // namespace locus::ops

@@ -212,8 +212,13 @@ struct IndexArgs {
 /// reads `fill` (0 for convolutions and averages, -inf for max pooling). Im2col writes the
 /// columns from the image; Col2im writes each image element as the sum of the column entries
 /// that read it, in the order (i, j), as a gather (no atomics: the same sum on every device).
+/// MaxPool2d writes each window's maximum of the image elements it covers (padding excluded; NaN
+/// wins, the last NaN if several, as PyTorch's CPU kernel) to `out` [planes, out_h, out_w] and
+/// its flat position ih * width + iw to `indices`; MaxPool2dBackward reads the output gradient
+/// from `in` and `indices` and writes each image element the sum of the gradients of the windows
+/// whose maximum it is, again as a gather in the order (i, j).
 struct Im2colArgs {
-  OpId op;         ///< Im2col or Col2im
+  OpId op;         ///< Im2col, Col2im, MaxPool2d or MaxPool2dBackward
   int device = 0;  ///< index of the device the operands live on
   DType dtype;
   const char* in = nullptr;
@@ -223,6 +228,7 @@ struct Im2colArgs {
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t out_h = 0, out_w = 0;  ///< windows per column and per row
   double fill = 0;               ///< Im2col: the value read outside the image
+  int64_t* indices = nullptr;    ///< MaxPool2d: written; MaxPool2dBackward: read
 };
 
 /// A 2-d convolution over contiguous NCHW operands (weight [C_out, C_in / groups, kH, kW]), one
@@ -325,7 +331,7 @@ struct KernelTable {
   void (*index)(const IndexArgs&) = nullptr;        ///< index_select, gather
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
   void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
-  void (*im2col)(const Im2colArgs&) = nullptr;      ///< unfold, fold
+  void (*im2col)(const Im2colArgs&) = nullptr;      ///< unfold, fold, max pooling
   /// The fused kernels (Note [Fused kernels] in src/ops/fused.h): where one is null, the front
   /// end composes the op from the entries above instead (never a CPU fallback).
   void (*linear)(const MatmulArgs&) = nullptr;           ///< matmul with bias and activation

@@ -202,5 +202,7 @@
   X(IndexPut,     "index_put_",    Composite)       \
   X(Im2col,       "unfold",        Im2col)          \
   X(Col2im,       "fold",          Im2col)          \
+  X(MaxPool2d,    "max_pool2d",    Im2col)          \
+  X(MaxPool2dBackward, "max_pool2d_backward", Im2col) \
   X(Convolution,  "convolution",   Composite)       \
   X(GroupNorm,    "group_norm",    Composite)

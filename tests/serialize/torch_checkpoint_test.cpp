@@ -115,7 +115,10 @@ ScriptRun run_script(const std::string& args) {
   const std::string command = std::string(kPython) + " " + shell_quote(script_path().string()) + " " + args + " 2>&1";
   run.output = "$ " + command + "\n";
   std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run.output += "popen failed\n", run;
+  if (!pipe) {
+    run.output += "popen failed\n";
+    return run;
+  }
   char buf[4096];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
