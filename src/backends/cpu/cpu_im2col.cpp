@@ -92,36 +92,51 @@ void col2im_typed(const ops::Im2colArgs& a) {
   }, 1);
 }
 
+// The kernel offsets i in [lo, hi) whose element start + i * dilation lies in [0, size).
+void kernel_range(int64_t start, int64_t dilation, int64_t kernel, int64_t size, int64_t& lo, int64_t& hi) {
+  lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  hi = start >= size ? 0 : std::min(kernel, (size - start + dilation - 1) / dilation);
+  hi = std::max(hi, lo);
+}
+
 template <class T>
 void max_pool_typed(const ops::Im2colArgs& a) {
   using C = compute_t<T>;
   const T* image = reinterpret_cast<const T*>(a.in);
   T* out = reinterpret_cast<T*>(a.out);
-  const int64_t windows = a.out_h * a.out_w;
-  const bool parallel = a.planes * windows * a.kernel_h * a.kernel_w * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
-  parallel_for(a.planes * windows, parallel, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      const int64_t p = k / windows, oh = k % windows / a.out_w, ow = k % a.out_w;
-      const T* plane = image + p * a.height * a.width;
-      const int64_t h0 = oh * a.stride_h - a.pad_h, w0 = ow * a.stride_w - a.pad_w;
-      // PyTorch's start: the first in-image element, at -inf.
-      int64_t i0 = 0, j0 = 0;
-      while (h0 + i0 * a.dilation_h < 0) ++i0;
-      while (w0 + j0 * a.dilation_w < 0) ++j0;
-      int64_t best = (h0 + i0 * a.dilation_h) * a.width + (w0 + j0 * a.dilation_w);
-      C max = -std::numeric_limits<C>::infinity();
-      for (int64_t i = i0; i < a.kernel_h; ++i) {
-        const int64_t ih = h0 + i * a.dilation_h;
-        if (ih >= a.height) break;
-        for (int64_t j = j0; j < a.kernel_w; ++j) {
-          const int64_t iw = w0 + j * a.dilation_w;
-          if (iw >= a.width) break;
-          const C v = C(plane[ih * a.width + iw]);
-          if (v > max || std::isnan(v)) max = v, best = ih * a.width + iw;
+  int64_t* indices = a.indices;
+  // Locals: the writes through `indices` could alias the argument struct's fields otherwise.
+  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
+  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
+  const int64_t dh = a.dilation_h, dw = a.dilation_w;
+  const bool parallel = a.planes * out_h * out_w * kh * kw * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  // One output row per task: the window rows are found once per row, columns once per window.
+  parallel_for(a.planes * out_h, parallel, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t p = r / out_h, oh = r % out_h;
+      const T* plane = image + p * height * width;
+      const int64_t h0 = oh * sh - ph;
+      int64_t i_lo, i_hi;
+      kernel_range(h0, dh, kh, height, i_lo, i_hi);
+      T* out_row = out + r * out_w;
+      int64_t* index_row = indices + r * out_w;
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const int64_t w0 = ow * sw - pw;
+        int64_t j_lo, j_hi;
+        kernel_range(w0, dw, kw, width, j_lo, j_hi);
+        // PyTorch's start: the first in-image element, at -inf.
+        int64_t best = (h0 + i_lo * dh) * width + w0 + j_lo * dw;
+        C max = -std::numeric_limits<C>::infinity();
+        for (int64_t i = i_lo; i < i_hi; ++i) {
+          const int64_t row = (h0 + i * dh) * width + w0;
+          for (int64_t j = j_lo; j < j_hi; ++j) {
+            const C v = C(plane[row + j * dw]);
+            if (v > max || v != v) max = v, best = row + j * dw;
+          }
         }
+        out_row[ow] = static_cast<T>(max);
+        index_row[ow] = best;
       }
-      out[k] = static_cast<T>(max);
-      a.indices[k] = best;
     }
   }, 1);
 }
@@ -131,27 +146,46 @@ void max_pool_backward_typed(const ops::Im2colArgs& a) {
   using C = compute_t<T>;
   const T* grad = reinterpret_cast<const T*>(a.in);
   T* image = reinterpret_cast<T*>(a.out);
-  const int64_t windows = a.out_h * a.out_w;
-  const bool parallel = a.planes * a.height * a.width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
-  parallel_for(a.planes * a.height, parallel, [&](int64_t b, int64_t e) {
+  const int64_t* indices = a.indices;
+  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w, windows = out_h * out_w;
+  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
+  const int64_t dh = a.dilation_h, dw = a.dilation_w;
+  const bool parallel = a.planes * height * width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  if (sh >= (kh - 1) * dh + 1 && sw >= (kw - 1) * dw + 1) {
+    // Windows that do not overlap (the usual 2x2 stride 2): no element is the maximum of two
+    // windows, so each window writes its gradient where its maximum is, in any order.
+    parallel_for(a.planes, parallel, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        T* plane = image + p * height * width;
+        std::fill(plane, plane + height * width, T(0));
+        const T* g = grad + p * windows;
+        const int64_t* idx = indices + p * windows;
+        for (int64_t k = 0; k < windows; ++k) plane[idx[k]] = g[k];
+      }
+    }, 1);
+    return;
+  }
+  // Overlapping windows: each element gathers the gradients of the windows whose maximum it is,
+  // in the order (i, j), as the CUDA kernel does.
+  parallel_for(a.planes * height, parallel, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const int64_t p = r / a.height, ih = r % a.height;
+      const int64_t p = r / height, ih = r % height;
       const T* g = grad + p * windows;
-      const int64_t* idx = a.indices + p * windows;
-      for (int64_t iw = 0; iw < a.width; ++iw) {
-        const int64_t here = ih * a.width + iw;
+      const int64_t* idx = indices + p * windows;
+      for (int64_t iw = 0; iw < width; ++iw) {
+        const int64_t here = ih * width + iw;
         C acc = 0;
-        for (int64_t i = 0; i < a.kernel_h; ++i) {
-          const int64_t t = ih + a.pad_h - i * a.dilation_h;
-          if (t < 0 || t % a.stride_h != 0 || t / a.stride_h >= a.out_h) continue;
-          for (int64_t j = 0; j < a.kernel_w; ++j) {
-            const int64_t u = iw + a.pad_w - j * a.dilation_w;
-            if (u < 0 || u % a.stride_w != 0 || u / a.stride_w >= a.out_w) continue;
-            const int64_t w = t / a.stride_h * a.out_w + u / a.stride_w;
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t t = ih + ph - i * dh;
+          if (t < 0 || t % sh != 0 || t / sh >= out_h) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t u = iw + pw - j * dw;
+            if (u < 0 || u % sw != 0 || u / sw >= out_w) continue;
+            const int64_t w = t / sh * out_w + u / sw;
             if (idx[w] == here) acc += C(g[w]);
           }
         }
-        image[r * a.width + iw] = static_cast<T>(acc);
+        image[r * width + iw] = static_cast<T>(acc);
       }
     }
   }, 1);
