@@ -47,8 +47,9 @@ train)
   refused 2 "--lr: expected a number greater than 0, such as 0.001, got '0'" -- train --lr 0
   refused 2 "--lr: expected a number greater than 0, such as 0.001, got '-0.1'" -- train --lr -0.1
   refused 2 "--lr: expected a number greater than 0, such as 0.001, got 'nan'" -- train --lr nan
+  refused 2 "--model: expected mlp or cnn, got 'resnet'" -- train --model resnet
   refused 2 "--optimizer: expected sgd, adam or adamw, got 'rmsprop'" -- train --optimizer rmsprop
-  refused 2 "--scheduler: expected none, cosine or step, got 'linear'" -- train --scheduler linear
+  refused 2 "--scheduler: expected none, cosine, cosine-per-step or step, got 'linear'" -- train --scheduler linear
   refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got '-0.1'" -- train --weight-decay -0.1
   refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got 'nan'" -- train --weight-decay nan
   refused 2 "--weight-decay: expected a number of 0 or more, such as 0.01, got 'inf'" -- train --weight-decay inf
@@ -89,6 +90,7 @@ train)
   grep -q "^epoch 1: lr 0.001, loss " out && grep -q "^epoch 2: lr 0.0005, loss " out || fail "the cosine schedule's rates"
   ;;
 bench)
+  refused 2 "--model: expected mlp or cnn, got 'resnet'" -- bench --model resnet
   refused 2 "--batch-sizes: expected an integer from 1 to 1000000, got '0'" -- bench --batch-sizes 0
   refused 2 "--batch-sizes: expected an integer from 1 to 1000000, got '-8'" -- bench --batch-sizes 8 -8
   refused 2 "--seconds: expected a number from 0.001 to 3600, got '0'" -- bench --seconds 0
