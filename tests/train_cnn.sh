@@ -16,8 +16,11 @@ for set in train:96 t10k:32; do
     > "data/${set%:*}-images-idx3-ubyte"
   perl -e 'print pack("N2", 0x801, $ARGV[0]), pack("C*", map { $_ % 10 } 0 .. $ARGV[0] - 1)' "$n" > "data/${set%:*}-labels-idx1-ubyte"
 done
+# One thread for both runs: oneDNN splits the weight gradient's reduction by the team size,
+# which Locus lowers while neighbours keep the cores busy (Note [Thread budget]), so two runs
+# compare bit for bit only at a fixed team size.
 run() {
-  "$locus" train --model cnn --data data --device "$1" --epochs 2 --batch-size 16 --seed 5 --save "$1.safetensors" 2>/dev/null |
+  OMP_NUM_THREADS=1 "$locus" train --model cnn --data data --device "$1" --epochs 2 --batch-size 16 --seed 5 --save "$1.safetensors" 2>/dev/null |
     grep -o 'epoch [0-9]: lr [0-9.e-]*, loss [0-9.]*, test accuracy [0-9.]*%'
 }
 cpu=$(run cpu)
