@@ -22,9 +22,11 @@ LOCUS_API_BEGIN
 #include "locus/nn/module_holder.h"
 #include "locus/nn/normalization.h"
 #include "locus/nn/pooling.h"
+#include "locus/nn/upsampling.h"
 #include "locus/nn/functional/conv.h"
 #include "locus/nn/functional/normalization.h"
 #include "locus/nn/functional/padding.h"
 #include "locus/nn/functional/pooling.h"
+#include "locus/nn/functional/upsampling.h"
 
 LOCUS_API_END

@@ -698,6 +698,66 @@ def state_dicts(F):
                lambda sd=sd: torch.tensor([v.numel() for v in sd.values()], dtype=torch.int64))
 
 
+def interp_kwargs(args):
+    kw = {'mode': args['mode']}
+    one_or_tuple = lambda v: v[0] if len(v) == 1 else tuple(v)  # one number: every spatial dim
+    if 'size' in args:
+        kw['size'] = one_or_tuple(args['size'])
+    if 'scale' in args:
+        kw['scale_factor'] = one_or_tuple(args['scale'])
+    if 'align_corners' in args:
+        kw['align_corners'] = bool(args['align_corners'])
+    if 'recompute' in args:
+        kw['recompute_scale_factor'] = bool(args['recompute'])
+    return kw
+
+
+def interpolation(F):
+    """F.interpolate: nearest over 3-d and 4-d inputs, linear over 3-d, bilinear over 4-d; sizes,
+    scale factors (the 2x fast path, fractional, downsampling, recomputed), align_corners."""
+    cases = [
+        ('nearest/size', [2, 3, 3, 4], {'mode': 'nearest', 'size': [5, 7]}),
+        ('nearest/size_one_number', [1, 2, 3, 4], {'mode': 'nearest', 'size': [8]}),
+        ('nearest/scale2', [1, 2, 3, 4], {'mode': 'nearest', 'scale': [2.0]}),
+        ('nearest/scale1.5', [1, 2, 3, 4], {'mode': 'nearest', 'scale': [1.5]}),
+        ('nearest/scale_mixed_down', [1, 2, 5, 4], {'mode': 'nearest', 'scale': [0.5, 1.75]}),
+        ('nearest/scale_recompute', [1, 2, 3, 4], {'mode': 'nearest', 'scale': [1.7], 'recompute': True}),
+        ('nearest/1d_size', [2, 3, 4], {'mode': 'nearest', 'size': [7]}),
+        ('nearest/1d_scale', [2, 3, 4], {'mode': 'nearest', 'scale': [2.5]}),
+        ('linear/size', [2, 3, 4], {'mode': 'linear', 'size': [7]}),
+        ('linear/size_align', [2, 3, 4], {'mode': 'linear', 'size': [7], 'align_corners': True}),
+        ('linear/scale1.5', [2, 3, 4], {'mode': 'linear', 'scale': [1.5]}),
+        ('linear/down', [2, 3, 9], {'mode': 'linear', 'scale': [0.6]}),
+        ('bilinear/size', [2, 3, 3, 4], {'mode': 'bilinear', 'size': [5, 7]}),
+        ('bilinear/size_align', [2, 3, 3, 4], {'mode': 'bilinear', 'size': [5, 7], 'align_corners': True}),
+        ('bilinear/scale2', [1, 2, 3, 4], {'mode': 'bilinear', 'scale': [2.0]}),
+        ('bilinear/scale_mixed_recompute', [1, 2, 3, 4], {'mode': 'bilinear', 'scale': [1.5, 2.5], 'recompute': True}),
+        ('bilinear/down', [1, 2, 6, 7], {'mode': 'bilinear', 'size': [2, 3]}),
+        ('bilinear/to_one_align', [1, 2, 3, 4], {'mode': 'bilinear', 'size': [1, 1], 'align_corners': True}),
+        ('bilinear/align_false_explicit', [1, 2, 3, 4], {'mode': 'bilinear', 'scale': [1.25], 'align_corners': False}),
+    ]
+    for name, xs, args in cases:
+        variants(F, 'interpolate/' + name, 'interpolate', args, [Spec('input', xs)],
+                 lambda x, a=args: Fn.interpolate(x, **interp_kwargs(a)))
+    for view in ('t', 'step2'):
+        for mode in ('nearest', 'bilinear'):
+            args = {'mode': mode, 'size': [5, 6]}
+            variants(F, 'interpolate/view_%s/%s' % (view, mode), 'interpolate', args, [Spec('input', [1, 2, 3, 4], view)],
+                     lambda x, a=args: Fn.interpolate(x, **interp_kwargs(a)))
+    errors = [
+        ('neither', [1, 2, 3, 4], {'mode': 'nearest'}),
+        ('both', [1, 2, 3, 4], {'mode': 'nearest', 'size': [5, 6], 'scale': [2.0]}),
+        ('align_with_nearest', [1, 2, 3, 4], {'mode': 'nearest', 'size': [5, 6], 'align_corners': True}),
+        ('bilinear_3d', [1, 2, 3], {'mode': 'bilinear', 'scale': [2.0]}),
+        ('linear_4d', [1, 2, 3, 4], {'mode': 'linear', 'scale': [2.0]}),
+        ('size_length', [1, 2, 3, 4], {'mode': 'nearest', 'size': [5, 6, 7]}),
+        ('size_zero', [1, 2, 3, 4], {'mode': 'nearest', 'size': [0, 6]}),
+    ]
+    for name, xs, args in errors:
+        error(F, 'interpolate/error/' + name, 'interpolate', args, [Spec('input', xs)],
+              lambda x, a=args: Fn.interpolate(x, **interp_kwargs(a)))
+
+
 def generate():
     F = g.Family('cnn')
     convolutions(F)
@@ -707,4 +767,5 @@ def generate():
     batchnorm_module(F)
     padding(F)
     state_dicts(F)
+    interpolation(F)
     return F

@@ -4,9 +4,11 @@
 // names of CNN models. Per-dim arguments are `stride=2` (every dim) or `stride=2,1`; conv padding
 // may also be `same` or `valid`.
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -134,6 +136,24 @@ Outs instance_norm(const Ctx& c) {
 
 // nn::BatchNorm2d with the case's weight and bias: the outputs of the training steps x1, x2, x3,
 // the running statistics and num_batches_tracked after them, then the eval-mode output of x_eval.
+// interpolate: mode=nearest|linear|bilinear, size=5,7 or scale=1.5,2.0, align_corners=0|1,
+// recompute=1.
+Outs interpolate_op(const Ctx& c) {
+  F::InterpolateFuncOptions o;
+  const std::string mode = c.str("mode");
+  o.mode(mode == "nearest" ? kNearest : mode == "linear" ? kLinear : kBilinear);
+  if (c.has("size")) o.size(vec(c.list("size")));
+  if (c.has("scale")) {
+    std::vector<double> factors;
+    std::istringstream in(c.str("scale"));
+    for (std::string item; std::getline(in, item, ',');) factors.push_back(std::strtod(item.c_str(), nullptr));
+    o.scale_factor(factors);
+  }
+  if (c.has("align_corners")) o.align_corners(c.flag("align_corners"));
+  if (c.has("recompute")) o.recompute_scale_factor(c.flag("recompute"));
+  return {F::interpolate(c.x(0), o)};
+}
+
 Outs batch_norm_module(const Ctx& c) {
   nn::BatchNormOptions o(c.i64("num_features"));
   o.eps(c.f64("eps", 1e-5));
@@ -251,6 +271,7 @@ const OpRegistrar registered{
     {"instance_norm", instance_norm},
     {"pad_circular",
      [](const Ctx& c) -> Outs { return {F::pad(c.x(0), F::PadFuncOptions(vec(c.list("pad"))).mode(kCircular))}; }},
+    {"interpolate", interpolate_op},
     {"BatchNorm2d", batch_norm_module},
     {"cnn_state_dict", state_dict_sizes},
 };

@@ -51,6 +51,13 @@ struct Operand {
   }
 };
 
+Operand operand(const memory::desc& user, const memory::desc& chosen) {
+  Operand o;
+  o.user = user;
+  o.chosen = chosen;
+  return o;
+}
+
 struct Conv {
   dnnl::primitive primitive;
   Operand a, b, out;   // Forward: src, weights -> dst; BackwardData: diff_dst, weights -> diff_src;
@@ -125,7 +132,7 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     const auto pd = forward_pd(e, *s, a.bias != nullptr);
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_forward(pd);
-    c.a = {src, pd.src_desc()}, c.b = {wei, pd.weights_desc()}, c.out = {dst, pd.dst_desc()};
+    c.a = operand(src, pd.src_desc()), c.b = operand(wei, pd.weights_desc()), c.out = operand(dst, pd.dst_desc());
     c.bias = memory::desc(s->bias, f32, Tag::x);
   } else if (a.pass == Pass::BackwardData) {
     const auto hint = forward_pd(e, *s, false);
@@ -134,7 +141,7 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     const dnnl::convolution_backward_data::primitive_desc pd(d, e, hint);
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_backward_data(pd);
-    c.a = {dst, pd.diff_dst_desc()}, c.b = {wei, pd.weights_desc()}, c.out = {src, pd.diff_src_desc()};
+    c.a = operand(dst, pd.diff_dst_desc()), c.b = operand(wei, pd.weights_desc()), c.out = operand(src, pd.diff_src_desc());
   } else {
     const bool bias = a.grad_bias != nullptr;
     const auto hint = forward_pd(e, *s, bias);
@@ -148,7 +155,7 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     const dnnl::convolution_backward_weights::primitive_desc pd(d, e, hint);
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_backward_weights(pd);
-    c.a = {src, pd.src_desc()}, c.b = {dst, pd.diff_dst_desc()}, c.out = {wei, pd.diff_weights_desc()};
+    c.a = operand(src, pd.src_desc()), c.b = operand(dst, pd.diff_dst_desc()), c.out = operand(wei, pd.diff_weights_desc());
     c.bias = bias_md;
   }
   c.a.prepare(e, false), c.b.prepare(e, false), c.out.prepare(e, true);
