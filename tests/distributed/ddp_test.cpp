@@ -161,3 +161,52 @@ TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// A model with BatchNorm trains under DDP: rank 1 starts with other weights and other running
+// statistics, DDP brings both from rank 0 (broadcast_buffers, PyTorch's default), the ranks'
+// parameters stay equal step after step, and each rank's statistics count its own batches.
+TEST(DistributedDataParallel, BatchNormBuffersComeFromRankZero) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const auto make = [](uint64_t seed) {
+    manual_seed(seed);
+    return nn::Sequential{nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::BatchNorm2d(4), nn::ReLU(),
+                          nn::Flatten(), nn::Linear(4 * 6 * 6, 3)};
+  };
+  const std::vector<nn::Sequential> models = {make(1), make(2)};
+  {
+    NoGradGuard no_grad;
+    auto* bn = dynamic_cast<nn::BatchNorm2dImpl*>((*models[1])[1].get());
+    bn->running_mean.fill_(100.0);  // far from anything rank 0 holds
+  }
+  manual_seed(7);
+  const Tensor x = randn({8, 1, 6, 6}), y = randint(0, 3, {8});
+  std::vector<std::vector<double>> params(2), means(2);
+  std::vector<int64_t> counts(2);
+  on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const int r = g->rank();
+    auto model = models[static_cast<size_t>(r)];
+    nn::DistributedDataParallel ddp(model, g);
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+    const Tensor xr = x.narrow(0, 4 * r, 4), yr = y.narrow(0, 4 * r, 4);
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      nn::cross_entropy(ddp(xr), yr).backward();
+      opt.step();
+    }
+    for (const Tensor& p : model->parameters())
+      for (double v : values(p)) params[static_cast<size_t>(r)].push_back(v);
+    const auto state = model->state_dict();
+    means[static_cast<size_t>(r)] = values(state["1.running_mean"]);
+    counts[static_cast<size_t>(r)] = state["1.num_batches_tracked"].item<int64_t>();
+  });
+  EXPECT_EQ(params[0], params[1]);
+  EXPECT_EQ(counts[0], 3);
+  EXPECT_EQ(counts[1], 3);
+  for (double m : means[1]) EXPECT_LT(std::abs(m), 10.0) << "rank 1 kept its own running_mean of 100";
+}
+
+}  // namespace
+}  // namespace locus
