@@ -128,10 +128,13 @@ void eval_mode_layers_without_grad() {
 }
 
 TEST(CnnLayers, TrainingModeWithGradientsOffWarnsOnce) {
-  // In child processes: the warning is once per process.
+  // In fresh child processes (the threadsafe style re-executes the binary): the warning is once
+  // per process, so a child forked from a process that already warned would print nothing, and
+  // forking a process with OpenMP workers is unsafe.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(train_mode_layers_without_grad(), ::testing::ExitedWithCode(0),
-              "Warning: BatchNorm2d runs in training mode with gradients off[^W]*$");
-  EXPECT_EXIT(eval_mode_layers_without_grad(), ::testing::ExitedWithCode(0), "^done$");
+              "^Warning: BatchNorm2d runs in training mode with gradients off[^W]*$");
+  EXPECT_EXIT(eval_mode_layers_without_grad(), ::testing::ExitedWithCode(0), "^done");
 }
 
 TEST(CnnLayers, ConvTransposeForwardWithOutputSize) {
