@@ -148,8 +148,8 @@ Tensor conv2d_batched(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 // Conv-transpose over [N, C_in, H, W] (checked).
 Tensor conv_transpose2d_batched(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvCall& c) {
-  const int64_t n = x.size(0), in_channels = x.size(1), g = c.groups, h = x.size(2), w = x.size(3);
-  const int64_t out_channels = weight.size(1) * g, kh = weight.size(2), kw = weight.size(3);
+  const int64_t h = x.size(2), w = x.size(3);
+  const int64_t out_channels = weight.size(1) * c.groups, kh = weight.size(2), kw = weight.size(3);
   const int64_t out_h = (h - 1) * c.stride[0] - 2 * c.padding[0] + c.dilation[0] * (kh - 1) + c.output_padding[0] + 1;
   const int64_t out_w = (w - 1) * c.stride[1] - 2 * c.padding[1] + c.dilation[1] * (kw - 1) + c.output_padding[1] + 1;
   if (out_h <= 0 || out_w <= 0)
@@ -157,10 +157,7 @@ Tensor conv_transpose2d_batched(const Tensor& x, const Tensor& weight, const Ten
                      std::to_string(w) + "), the calculated output size per channel (" + std::to_string(out_h) + " x " +
                      std::to_string(out_w) + ") is too small");
   ops::WindowGeometry geo{kh, kw, c.padding[0], c.padding[1], c.stride[0], c.stride[1], c.dilation[0], c.dilation[1], h, w};
-  // columns[N, g, C_out/g kk, HW] = weight[g, C_in/g, C_out/g kk]^T @ x[N, g, C_in/g, HW]
-  const Tensor filters = weight.reshape({g, in_channels / g, out_channels / g * kh * kw}).transpose(1, 2);
-  const Tensor columns = matmul(filters, x.reshape({n, g, in_channels / g, h * w}));
-  Tensor out = ops::col2im(columns.reshape({n, out_channels * kh * kw, h * w}), out_h, out_w, geo);
+  Tensor out = ops::conv_transpose2d(x, weight, geo, c.groups, out_h, out_w);
   if (bias.defined()) out = add(out, bias.view({1, out_channels, 1, 1}));
   return out;
 }

@@ -2,9 +2,7 @@
 // elementwise ops (their gradients are the exact ones of the composition). Statistics of
 // float16/bfloat16 inputs are computed in float32, as PyTorch's kernels accumulate.
 
-#include <atomic>
 #include <cmath>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>

@@ -39,14 +39,8 @@ ConvArgs args_of(const Tensor& x, const Tensor& w, const WindowGeometry& g, int6
   return a;
 }
 
-// The general path's gradients, for a pass the fused kernel declines in the backward.
-Tensor general_grad_input(const Tensor& go, const Tensor& w, const WindowGeometry& g, int64_t groups, int64_t h, int64_t width) {
-  const int64_t n = go.size(0), out_channels = w.size(0), k = w.numel() / out_channels;
-  const Tensor filters = w.reshape({groups, out_channels / groups, k}).transpose(1, 2);
-  const Tensor columns = matmul(filters, go.reshape({n, groups, out_channels / groups, g.out_h * g.out_w}));
-  return col2im(columns.reshape({n, groups * k, g.out_h * g.out_w}), h, width, g);
-}
-
+// The general path's weight gradient, for a pass the fused kernel declines in the backward (the
+// input's is conv_transpose2d).
 Tensor general_grad_weight(const Tensor& go, const Tensor& x, const Tensor& w, const WindowGeometry& g, int64_t groups) {
   const int64_t n = go.size(0), out_channels = w.size(0), k = w.numel() / out_channels, windows = g.out_h * g.out_w;
   const Tensor columns = im2col(x, g).view({n, groups, k, windows});
@@ -73,7 +67,7 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
       gx = empty_on(x.shape(), x.dtype(), x.device());
       a.pass = ConvArgs::Pass::BackwardData;
       a.grad_input = static_cast<char*>(gx.data_ptr());
-      if (!k->convolution(a)) gx = general_grad_input(go, w, g, groups, x.size(2), x.size(3));
+      if (!k->convolution(a)) gx = conv_transpose2d(go, w, g, groups, x.size(2), x.size(3));
     }
     if (need_w || need_b) {
       gw = empty_on(w.shape(), w.dtype(), w.device());
@@ -93,6 +87,16 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
 }
 
 }  // namespace
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const WindowGeometry& g, int64_t groups, int64_t out_h,
+                        int64_t out_w) {
+  const int64_t n = x.size(0), channels = x.size(1), per_group = weight.numel() / channels;  // C_out / groups kH kW
+  const int64_t windows = g.out_h * g.out_w;
+  // columns[N, g, C_out/g kk, HW] = weight[g, C/g, C_out/g kk]^T @ x[N, g, C/g, HW]
+  const Tensor filters = weight.reshape({groups, channels / groups, per_group}).transpose(1, 2);
+  const Tensor columns = matmul(filters, x.reshape({n, groups, channels / groups, windows}));
+  return col2im(columns.reshape({n, groups * per_group, windows}), out_h, out_w, g);
+}
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
   const StructuredCall call = bias.defined()

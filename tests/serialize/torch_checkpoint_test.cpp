@@ -202,6 +202,22 @@ Comparison compare_logits(const Tensor& locus_logits, const Tensor& torch_logits
 
 std::vector<std::string> keys_of(const OrderedDict<std::string, Tensor>& dict) { return dict.keys(); }
 
+// `model` evaluated on cpu and on sim:0 scores the accuracy of PyTorch's run, with logits within
+// kLogitTolerance of the ones it wrote to `torch_logits_path`.
+void expect_scores_as_torch(const nn::Sequential& model, const ScriptRun& torch_run, const std::string& torch_logits_path) {
+  const Tensor torch_logits = load(torch_logits_path).at("logits");
+  const auto test = data::load_mnist(data::kFashionMnistDir, false);
+  for (const char* device : {"cpu", "sim:0"}) {
+    SCOPED_TRACE(device);
+    const Evaluation locus_eval = evaluate(model, *test, Device(device));
+    const Comparison c = compare_logits(locus_eval.logits, torch_logits, test->targets());
+    EXPECT_NEAR(locus_eval.accuracy(), torch_run.accuracy, 1e-4)
+        << "Locus on " << device << " scores " << locus_eval.correct << "/" << locus_eval.total << "\n"
+        << c.report << "\n" << torch_run.output;
+    EXPECT_LE(c.max_abs_diff, kLogitTolerance) << c.report << "\n" << torch_run.output;
+  }
+}
+
 // PyTorch -> Locus: a state_dict PyTorch trained (300 Adam steps) and saved loads strictly into
 // cli::make_cnn(), whose keys and order are the ones PyTorch wrote, and scores PyTorch's accuracy
 // with the same logits on cpu and on sim:0.
@@ -224,17 +240,7 @@ TEST(TorchCheckpoint, APyTorchTrainedCnnScoresPyTorchsAccuracyInLocus) {
   EXPECT_EQ(state.at("1.num_batches_tracked").item<int64_t>(), 300);
   nn::Sequential model = cli::make_cnn();
   model->load_state_dict(state);  // strict: every key, nothing else, every shape
-  const Tensor torch_logits = load(torch_logits_path).at("logits");
-  const auto test = data::load_mnist(data::kFashionMnistDir, false);
-  for (const char* device : {"cpu", "sim:0"}) {
-    SCOPED_TRACE(device);
-    const Evaluation locus_eval = evaluate(model, *test, Device(device));
-    const Comparison c = compare_logits(locus_eval.logits, torch_logits, test->targets());
-    EXPECT_NEAR(locus_eval.accuracy(), torch_run.accuracy, 1e-4)
-        << "Locus on " << device << " scores " << locus_eval.correct << "/" << locus_eval.total << "\n"
-        << c.report << "\n" << torch_run.output;
-    EXPECT_LE(c.max_abs_diff, kLogitTolerance) << c.report << "\n" << torch_run.output;
-  }
+  expect_scores_as_torch(model, torch_run, torch_logits_path);
 }
 
 // Locus -> PyTorch: a CNN Locus trained (50 Adam steps, so that BatchNorm's running statistics
@@ -277,17 +283,7 @@ TEST(TorchCheckpoint, ALocusTrainedCnnScoresLocussAccuracyInPyTorch) {
       run_script("--load " + shell_quote(weights) + " --epochs 0 --logits " + shell_quote(torch_logits_path));
   ASSERT_TRUE(torch_run.ok) << torch_run.output;
   ASSERT_GE(torch_run.accuracy, 0) << "no `accuracy` line:\n" << torch_run.output;
-  const Tensor torch_logits = load(torch_logits_path).at("logits");
-  const auto test = data::load_mnist(data::kFashionMnistDir, false);
-  for (const char* device : {"cpu", "sim:0"}) {
-    SCOPED_TRACE(device);
-    const Evaluation locus_eval = evaluate(model, *test, Device(device));
-    const Comparison c = compare_logits(locus_eval.logits, torch_logits, test->targets());
-    EXPECT_NEAR(locus_eval.accuracy(), torch_run.accuracy, 1e-4)
-        << "Locus on " << device << " scores " << locus_eval.correct << "/" << locus_eval.total << "\n"
-        << c.report << "\n" << torch_run.output;
-    EXPECT_LE(c.max_abs_diff, kLogitTolerance) << c.report << "\n" << torch_run.output;
-  }
+  expect_scores_as_torch(model, torch_run, torch_logits_path);
 }
 
 }  // namespace
