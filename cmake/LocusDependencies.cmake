@@ -120,4 +120,31 @@ if(LOCUS_WITH_CUDA)
     set(LOCUS_NCCL_TEXT "off (nccl.h or libnccl not found)")
   endif()
 endif()
+# cuDNN (the CUDA convolutions, Note [cuDNN convolutions]) through NVIDIA's header-only
+# cudnn-frontend, which scripts/install-deps.sh unpacks into third_party/cudnn-frontend. Linked
+# into the CUDA module only: a CPU-only program never loads it.
+set(LOCUS_WITH_CUDNN OFF)
+if(LOCUS_WITH_CUDA)
+  find_library(LOCUS_CUDNN_LIBRARY NAMES cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  find_path(LOCUS_CUDNN_INCLUDE cudnn_version.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_path(LOCUS_CUDNN_FRONTEND_INCLUDE cudnn_frontend.h HINTS ${PROJECT_SOURCE_DIR}/third_party/cudnn-frontend/include)
+  if(LOCUS_CUDNN_LIBRARY AND LOCUS_CUDNN_INCLUDE AND LOCUS_CUDNN_FRONTEND_INCLUDE)
+    set(LOCUS_WITH_CUDNN ON)
+    add_library(Locus::cudnn INTERFACE IMPORTED)
+    # NVRTC: the frontend's own engines compile kernels at run time, and it calls NVRTC directly.
+    target_link_libraries(Locus::cudnn INTERFACE ${LOCUS_CUDNN_LIBRARY} CUDA::nvrtc)
+    # The frontend's JSON (de)serialisation of graphs is not used: its nlohmann/json stays out.
+    target_compile_definitions(Locus::cudnn INTERFACE CUDNN_FRONTEND_SKIP_JSON_LIB)
+    # SYSTEM: the frontend's headers are NVIDIA's, compiled with Locus's warnings off.
+    target_include_directories(Locus::cudnn SYSTEM INTERFACE ${LOCUS_CUDNN_FRONTEND_INCLUDE} ${LOCUS_CUDNN_INCLUDE})
+    file(STRINGS ${LOCUS_CUDNN_INCLUDE}/cudnn_version.h cudnn_version_lines REGEX "#define CUDNN_(MAJOR|MINOR) ")
+    string(REGEX REPLACE ".*CUDNN_MAJOR ([0-9]+).*CUDNN_MINOR ([0-9]+).*" "\\1.\\2" LOCUS_CUDNN_VERSION "${cudnn_version_lines}")
+    file(STRINGS ${LOCUS_CUDNN_FRONTEND_INCLUDE}/cudnn_frontend_version.h frontend_lines REGEX "#define CUDNN_FRONTEND_(MAJOR|MINOR|PATCH)_VERSION ")
+    string(REGEX REPLACE ".*MAJOR_VERSION ([0-9]+).*MINOR_VERSION ([0-9]+).*PATCH_VERSION ([0-9]+).*" "\\1.\\2.\\3"
+           LOCUS_CUDNN_FRONTEND_VERSION "${frontend_lines}")
+    string(APPEND LOCUS_CUDA_TEXT "; convolutions on cuDNN ${LOCUS_CUDNN_VERSION} through cudnn-frontend ${LOCUS_CUDNN_FRONTEND_VERSION}")
+  else()
+    string(APPEND LOCUS_CUDA_TEXT "; convolutions on im2col + cuBLAS (cuDNN or the cudnn-frontend headers not found: scripts/install-deps.sh)")
+  endif()
+endif()
 message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; bfloat16 products ${LOCUS_DNNL_TEXT}; CUDA backend ${LOCUS_CUDA_TEXT}; process groups ${LOCUS_GLOO_TEXT}, ${LOCUS_NCCL_TEXT}")

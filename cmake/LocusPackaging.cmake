@@ -36,6 +36,9 @@ set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, si
 set(CPACK_DEBIAN_CUDA_PACKAGE_NAME "liblocus-cuda${soversion}")
 set(CPACK_COMPONENT_CUDA_DEPENDS runtime)
 set(CPACK_DEBIAN_CUDA_PACKAGE_RECOMMENDS "cuda-libraries-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}, libnccl2")
+if(LOCUS_WITH_CUDNN)
+  string(APPEND CPACK_DEBIAN_CUDA_PACKAGE_RECOMMENDS ", libcudnn9-cuda-${CUDAToolkit_VERSION_MAJOR}")
+endif()
 set(CPACK_COMPONENT_CUDA_DESCRIPTION "Locus tensor library: the CUDA backend and NCCL process group, loaded at run time")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME "liblocus-dev")

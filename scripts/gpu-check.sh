@@ -28,15 +28,15 @@ if [ ! -x "$pack/tests/locus_tests" ]; then
   tar -C "$pack" -xJf .gpu/pack.tar.xz || { echo "no .gpu/pack.tar.xz: run scripts/gpu-pack.sh here first"; exit 2; }
 fi
 
-# cuBLAS 13 and NCCL 2 come with the machine's CUDA toolkit or with PyTorch's wheels (NCCL's
-# 200 MB would not fit the pack). Only Locus's own binaries see these paths: PyTorch must load
+# cuBLAS 13, cuDNN 9 and NCCL 2 come with the machine's CUDA toolkit or with PyTorch's wheels (NCCL's
+# 200 MB and cuDNN's 1 GB would not fit the pack). Only Locus's own binaries see these paths: PyTorch must load
 # its own copies, not the pack's.
 cublas_dirs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 dirs = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
 for sp in site.getsitepackages():
     dirs += glob.glob(os.path.join(sp, "nvidia", "*", "lib")) + glob.glob(os.path.join(sp, "nvidia", "cu13", "lib"))
-print(":".join(d for d in dirs if glob.glob(os.path.join(d, "libcublas.so.13*")) or glob.glob(os.path.join(d, "libnccl.so.2*"))))
+print(":".join(d for d in dirs if any(glob.glob(os.path.join(d, lib)) for lib in ("libcublas.so.13*", "libnccl.so.2*", "libcudnn.so.9*"))))
 PY
 )
 # liblocus.so and the CUDA and NCCL modules beside it in $pack/lib (Note [Backend modules]).

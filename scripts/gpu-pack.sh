@@ -23,10 +23,10 @@ cp -P "$build"/liblocus.so* "$stage"/lib/
 cp "$build"/liblocus_cuda.so.* "$build"/liblocus_nccl.so.* "$stage"/lib/ 2>/dev/null || true
 [ -f "$stage"/lib/liblocus_cuda.so.0 ] || { echo "error: no CUDA module in $build (was the CUDA toolkit found?)" >&2; exit 1; }
 # Every non-system library the binaries load, except the CUDA ones the GPU machine provides
-# (cuBLAS, NCCL: scripts/gpu-check.sh finds them there).
+# (cuBLAS, cuDNN, NCCL: scripts/gpu-check.sh finds them there).
 for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus*.so*; do
   ldd "$f" | awk '/=> \// {print $3}'
-done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libnccl' |
+done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libcudnn|libnccl' |
   while read -r lib; do cp -L "$lib" "$stage"/lib/; done
 strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$stage"/bench/* "$stage"/lib/* 2>/dev/null || true
 shared=../shared/bench

@@ -1,7 +1,8 @@
 #pragma once
 /// \file precision.h
-/// How much precision float32 matrix products may trade for speed (torch's
-/// set_float32_matmul_precision and torch.backends.cuda.matmul.allow_tf32), and how the CPU
+/// How much precision float32 matrix products and convolutions may trade for speed (torch's
+/// set_float32_matmul_precision, torch.backends.cuda.matmul.allow_tf32 and
+/// torch.backends.cudnn.allow_tf32, one switch here), and how the CPU
 /// treats denormal floats (torch.set_flush_denormal).
 
 #include "locus/export.h"
@@ -14,7 +15,8 @@ namespace locus {
 
 /// "highest" (the default: float32 products use full float32 arithmetic), "high" or "medium"
 /// (CUDA may use TF32 tensor cores: 10-bit mantissa inputs, float32 accumulation). Other values
-/// throw ValueError. Process-wide; affects products launched afterwards. CPU products are
+/// throw ValueError. Process-wide; affects products and cuDNN convolutions launched afterwards
+/// (PyTorch allows TF32 in cuDNN convolutions by default; Locus does not). CPU products are
 /// always full precision.
 void set_float32_matmul_precision(std::string_view precision);
 /// The current setting: "highest" or "high" (TF32 allowed).
@@ -28,7 +30,7 @@ std::string get_float32_matmul_precision();
 bool set_flush_denormal(bool on) noexcept;
 
 namespace cuda {
-/// Allows TF32 for float32 matrix products on CUDA (same switch as
+/// Allows TF32 for float32 matrix products and convolutions on CUDA (same switch as
 /// set_float32_matmul_precision("high")). Thread-safe.
 void set_allow_tf32(bool allow) noexcept;
 /// Whether TF32 is allowed. Thread-safe.

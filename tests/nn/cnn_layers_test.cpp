@@ -276,10 +276,13 @@ struct ConvCase {
   bool bias;
 };
 
-// The fused kernel (oneDNN on cpu) and the general path give the same values and gradients on
-// the same float32 cases: odd sizes, strides, dilation, groups, depthwise, no bias.
+// The fused kernels (oneDNN on cpu, cuDNN on cuda where a GPU is lent) and the general path
+// (on sim) give the same values and gradients on the same float32 cases: odd sizes, strides,
+// dilation, groups, depthwise, no bias.
 TEST(CnnLayers, FusedAndGeneralConvolutionAgree) {
   const GeneralConvOnSim general;
+  std::vector<std::string> devices{"sim:0", "cpu"};
+  if (cuda::is_available()) devices.push_back("cuda:0");
   manual_seed(21);
   for (const ConvCase& c : {ConvCase{2, 3, 8, 9, 7, 3, 1, 1, 1, 1, true}, ConvCase{3, 16, 32, 14, 14, 3, 2, 1, 1, 1, true},
                             ConvCase{2, 8, 8, 11, 13, 3, 1, 2, 2, 1, false}, ConvCase{2, 8, 16, 10, 10, 3, 1, 1, 1, 4, true},
@@ -287,24 +290,55 @@ TEST(CnnLayers, FusedAndGeneralConvolutionAgree) {
                             ConvCase{2, 4, 6, 8, 8, 1, 1, 0, 1, 1, true}, ConvCase{2, 5, 7, 9, 9, 5, 3, 2, 1, 1, true}}) {
     const Tensor x = randn({c.n, c.c_in, c.h, c.w}), w = randn({c.c_out, c.c_in / c.groups, c.k, c.k});
     const Tensor b = c.bias ? randn({c.c_out}) : Tensor();
-    const Tensor gout_shape_probe = F::conv2d(x, w, F::Conv2dFuncOptions().stride(c.stride).padding(c.pad).dilation(c.dilation).groups(c.groups));
-    const Tensor gout = randn(gout_shape_probe.shape());
-    std::vector<std::vector<double>> results[2];
-    int i = 0;
-    for (const char* d : {"cpu", "sim:0"}) {
+    const auto options = F::Conv2dFuncOptions().stride(c.stride).padding(c.pad).dilation(c.dilation).groups(c.groups);
+    const Tensor gout = randn(F::conv2d(x, w, options).shape());
+    std::vector<std::vector<std::vector<double>>> results;
+    for (const std::string& d : devices) {
       const Tensor xd = x.to(Device(d)).detach().requires_grad_(), wd = w.to(Device(d)).detach().requires_grad_();
       const Tensor bd = c.bias ? b.to(Device(d)).detach().requires_grad_() : Tensor();
-      const Tensor y = F::conv2d(xd, wd, F::Conv2dFuncOptions().bias(bd).stride(c.stride).padding(c.pad).dilation(c.dilation).groups(c.groups));
+      const Tensor y = F::conv2d(xd, wd, F::Conv2dFuncOptions(options).bias(bd));
       y.backward(gout.to(Device(d)));
-      results[i] = {values(y), values(xd.grad()), values(wd.grad())};
-      if (c.bias) results[i].push_back(values(bd.grad()));
-      ++i;
+      results.push_back({values(y), values(xd.grad()), values(wd.grad())});
+      if (c.bias) results.back().push_back(values(bd.grad()));
     }
-    for (size_t r = 0; r < results[0].size(); ++r) {
-      ASSERT_EQ(results[0][r].size(), results[1][r].size());
-      for (size_t j = 0; j < results[0][r].size(); ++j)
-        ASSERT_NEAR(results[0][r][j], results[1][r][j], 1e-4 * (1 + std::abs(results[1][r][j])))
-            << "case c_in=" << c.c_in << " groups=" << c.groups << " result " << r << " element " << j;
+    for (size_t k = 1; k < devices.size(); ++k)
+      for (size_t r = 0; r < results[0].size(); ++r) {
+        ASSERT_EQ(results[0][r].size(), results[k][r].size());
+        for (size_t j = 0; j < results[0][r].size(); ++j)
+          ASSERT_NEAR(results[k][r][j], results[0][r][j], 1e-4 * (1 + std::abs(results[0][r][j])))
+              << devices[k] << " case c_in=" << c.c_in << " groups=" << c.groups << " result " << r << " element " << j;
+      }
+  }
+}
+
+// cuDNN's convolution on cuda: the gradients are the same bits run after run (nondeterministic
+// engines are left out, Note [cuDNN convolutions]), and bfloat16 and float16 agree with float32
+// to their precision.
+TEST(CnnLayers, CudaConvolutionIsDeterministicInEveryFloatType) {
+  REQUIRE_CUDA();
+  manual_seed(3);
+  const Tensor x = randn({8, 32, 28, 28}), w = randn({64, 32, 3, 3}).mul(0.05), b = randn({64});
+  const Tensor gout = randn({8, 64, 28, 28});
+  const auto run = [&](DType dtype) {
+    const Tensor xd = x.to(Device("cuda:0"), dtype).detach().requires_grad_();
+    const Tensor wd = w.to(Device("cuda:0"), dtype).detach().requires_grad_();
+    const Tensor bd = b.to(Device("cuda:0"), dtype).detach().requires_grad_();
+    const Tensor y = F::conv2d(xd, wd, F::Conv2dFuncOptions().bias(bd).padding(1));
+    y.backward(gout.to(Device("cuda:0"), dtype));
+    return std::vector<std::vector<double>>{values(y.to(kFloat32)), values(xd.grad().to(kFloat32)),
+                                            values(wd.grad().to(kFloat32)), values(bd.grad().to(kFloat32))};
+  };
+  const auto reference = run(kFloat32);
+  EXPECT_EQ(run(kFloat32), reference);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    const auto first = run(dtype);
+    EXPECT_EQ(run(dtype), first) << dtype;
+    const double tolerance = dtype == kBFloat16 ? 3e-2 : 4e-3;
+    for (size_t r = 0; r < reference.size(); ++r) {
+      double scale = 0;
+      for (double v : reference[r]) scale = std::max(scale, std::abs(v));
+      for (size_t j = 0; j < reference[r].size(); ++j)
+        ASSERT_NEAR(first[r][j], reference[r][j], tolerance * scale) << dtype << " result " << r << " element " << j;
     }
   }
 }

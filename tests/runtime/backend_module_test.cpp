@@ -130,7 +130,7 @@ TEST(BackendModule, NoDriverMapsNoCudaLibrary) {
   EXPECT_EQ(ones({4}).sum().item<float>(), 4.f);
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);)
-    for (const char* library : {"libcuda.", "libcudart", "libcublas", "libnccl", "liblocus_cuda", "liblocus_nccl"})
+    for (const char* library : {"libcuda.", "libcudart", "libcublas", "libcudnn", "libnccl", "liblocus_cuda", "liblocus_nccl"})
       EXPECT_EQ(line.find(library), std::string::npos) << line;
 }
 

@@ -4,7 +4,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "src/backends/cuda/cuda_check.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
+#include "src/backends/cuda/handle_pool.h"
 #include "src/backends/cuda/cuda_launchers.h"
 
 namespace locus::cuda_backend {
@@ -23,63 +23,27 @@ void check_blas(cublasStatus_t status, const char* what) {
     throw Error(std::string("cuBLAS error during ") + what + ": " + cublasGetStatusString(status));
 }
 
-// cuBLAS handles are per device and must not be used by two threads at once: each thread
-// borrows one per device and returns it to a shared free list when it exits, so short-lived
-// threads do not leak handles (creating one costs milliseconds and some device memory).
-struct HandlePool {
-  std::mutex mutex;
-  std::vector<cublasHandle_t> free[kMaxDevices];
-};
-
-HandlePool& handle_pool() {
-  static HandlePool* pool = new HandlePool;  // never destroyed: threads may exit after main
-  return *pool;
+cublasHandle_t create_blas_handle(int) {
+  cublasHandle_t h = nullptr;
+  check_blas(cublasCreate(&h), "cublasCreate");
+  return h;
 }
 
-// What a handle was last given, so that a product on the same stream with the same workspace
-// block (the usual case: the allocator hands the freed block back) skips both setters. Each
-// costs host time per call, and cublasSetStream also drops the workspace.
+// One per thread and device (Note [Library handles]).
+cublasHandle_t handle_for(int device) { return ThreadHandlePool<cublasHandle_t, &create_blas_handle>::get(device); }
+
+// What the calling thread's handle was last given, so that a product on the same stream with
+// the same workspace block (the usual case: the allocator hands the freed block back) skips both
+// setters. Each costs host time per call, and cublasSetStream also drops the workspace.
 struct HandleBinding {
   cudaStream_t stream = nullptr;
   void* workspace = nullptr;
   bool bound = false;
 };
 
-struct ThreadHandles {
-  cublasHandle_t handles[kMaxDevices] = {};
-  HandleBinding bindings[kMaxDevices];
-  ~ThreadHandles() {
-    HandlePool& pool = handle_pool();
-    std::lock_guard lock(pool.mutex);
-    for (int d = 0; d < kMaxDevices; ++d)
-      if (handles[d]) pool.free[d].push_back(handles[d]);
-  }
-};
-
-ThreadHandles& thread_handles() {
-  thread_local ThreadHandles mine;
-  return mine;
-}
-
-HandleBinding& binding_for(int device) { return thread_handles().bindings[device]; }
-
-cublasHandle_t handle_for(int device) {
-  cublasHandle_t& h = thread_handles().handles[device];
-  if (!h) {
-    HandlePool& pool = handle_pool();
-    {
-      std::lock_guard lock(pool.mutex);
-      if (!pool.free[device].empty()) {
-        h = pool.free[device].back();
-        pool.free[device].pop_back();
-      }
-    }
-    if (!h) {
-      activate(device);
-      check_blas(cublasCreate(&h), "cublasCreate");
-    }
-  }
-  return h;
+HandleBinding& binding_for(int device) {
+  thread_local HandleBinding bindings[kMaxDevices];
+  return bindings[device];
 }
 
 // What cuBLAS asks for on Hopper (NVIDIA's guidance; PyTorch's default there too).

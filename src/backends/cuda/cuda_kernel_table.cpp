@@ -19,6 +19,9 @@
 #include "src/backends/cuda/cuda_launchers.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
+#if LOCUS_WITH_CUDNN
+#include "src/backends/cuda/cuda_cudnn_conv.h"
+#endif
 
 namespace locus::cuda_backend {
 namespace {
@@ -125,6 +128,9 @@ const ops::KernelTable& kernel_table() noexcept {
     t.reduce = &reduce;
     t.softmax = &softmax;
     t.im2col = &im2col;
+#if LOCUS_WITH_CUDNN
+    t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
+#endif
     t.sort = &sort;
     t.scan = &scan;
     t.matmul = &matmul;
