@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "bench/bench_cnn_model.h"
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
 #include "tools/locus/mlp.h"
@@ -107,21 +108,12 @@ void mlp() {
 }
 
 // The CNN rows of ../shared/bench (torch_cpu_bench.py --only cnn, libtorch_bench --only cnn):
-// its model (no dropout, unlike `locus train --model cnn`'s), the Adam training step at batch 64
-// and 256, the eval forward, three convolutions, BatchNorm2d and MaxPool2d.
-nn::Sequential bench_cnn_model() {
-  return nn::Sequential{nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)),  nn::BatchNorm2d(32), nn::ReLU(),
-                        nn::MaxPool2d(2),                                      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
-                        nn::BatchNorm2d(64),                                   nn::ReLU(),
-                        nn::MaxPool2d(2),                                      nn::Flatten(),
-                        nn::Linear(3136, 128),                                 nn::ReLU(),
-                        nn::Linear(128, 10)};
-}
-
+// the Adam training step at batch 64 and 256, the eval forward, three convolutions, BatchNorm2d
+// and MaxPool2d.
 void cnn() {
   manual_seed(0);
   for (int64_t batch : {64, 256}) {
-    nn::Sequential model = bench_cnn_model();
+    nn::Sequential model = bench::cnn_model();
     optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
     const Tensor x = randn({batch, 1, 28, 28});
     const Tensor y = randint(0, 10, {batch});

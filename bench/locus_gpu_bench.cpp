@@ -1,12 +1,13 @@
 // GPU benchmarks with the names and JSON layout of ../shared/bench/README.md (the gpu_ rows of
 // torch_gpu_bench.py), so compare.py sets them beside PyTorch run on the same machine in the
 // same call (scripts/gpu-check.sh does both).
-//   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead]
+//   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead,mlp,amp,cnn]
 // gpu_mlp_train_step_sgd_b512_graph (a CUDA-graph replay) has no Locus counterpart yet.
 
 #include <string>
 #include <vector>
 
+#include "bench/bench_cnn_model.h"
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
 #include "tools/locus/mlp.h"
@@ -196,6 +197,92 @@ void amp_group() {
   }
 }
 
+// The cnn rows of torch_gpu_bench.py. Its float32 rows run with PyTorch's cuDNN default, TF32
+// allowed, so Locus's allow it too here (Locus's own default is off). Its _bf16_cl rows are
+// channels-last; Locus has no channels-last layout and runs the same bfloat16 work in NCHW.
+void cnn_group() {
+  cuda::set_allow_tf32(true);
+  for (const int64_t batch : {int64_t{64}, int64_t{256}}) {
+    for (const bool bf16 : {false, true}) {
+      manual_seed(0);
+      nn::Sequential model = bench::cnn_model();
+      model->to(kGpu);
+      optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
+      const Tensor x = randn({batch, 1, 28, 28}, kGpu);
+      const Tensor y = randint(0, 10, {batch}, kGpu);
+      const auto step = [&](long k) {
+        for (long i = 0; i < k; ++i) {
+          opt.zero_grad();
+          Tensor loss;
+          {
+            const amp::AutocastGuard autocast(kCUDA, kBFloat16, bf16);
+            loss = nn::cross_entropy(model(x), y);
+          }
+          loss.backward();
+          opt.step();
+        }
+      };
+      const std::string b = "_b" + std::to_string(batch) + (bf16 ? "_bf16_cl" : "");
+      const char* how = bf16 ? "autocast bf16, NCHW (no channels-last in Locus)" : "fp32, TF32 allowed";
+      run("gpu_cnn_train_step_adam" + b, step, "ms", ms, 11, 0.1, how);
+      const double n = static_cast<double>(batch);
+      run("gpu_cnn_train_adam" + b + "_samples_per_s", step, "samples/s", [n](double s) { return n / s; }, 11, 0.1, how);
+      if (batch != 64 || bf16) continue;
+      model->eval();
+      run("gpu_cnn_fwd_nograd_b64", [&](long k) {
+        NoGradGuard g;
+        for (long i = 0; i < k; ++i) { Tensor o = model(x); }
+      }, "ms", ms, 11, 0.1, how);
+    }
+  }
+  struct ConvRow {
+    const char* name;
+    int64_t cin, cout, hw, batch;
+    bool backward;
+  };
+  for (const ConvRow& r : {ConvRow{"gpu_conv2d_3x3_32to64_14x14_b64", 32, 64, 14, 64, true},
+                           ConvRow{"gpu_conv2d_3x3_64to64_56x56_b8", 64, 64, 56, 8, true},
+                           ConvRow{"gpu_conv2d_1to32_28x28_b64", 1, 32, 28, 64, false}}) {
+    for (const bool bf16 : {false, true}) {
+      const DType dtype = bf16 ? kBFloat16 : kFloat32;
+      nn::Conv2d conv(nn::Conv2dOptions(r.cin, r.cout, 3).padding(1));
+      conv->to(kGpu, dtype);
+      const Tensor x = randn({r.batch, r.cin, r.hw, r.hw}, kGpu).to(dtype);
+      const std::string name = std::string(r.name) + (bf16 ? "_bf16_cl" : "");
+      const char* how = bf16 ? "bf16, NCHW (no channels-last in Locus)" : "fp32, TF32 allowed";
+      run(name + "_fwd", [&](long k) {
+        NoGradGuard g;
+        for (long i = 0; i < k; ++i) { Tensor o = conv(x); }
+      }, "ms", ms, 11, 0.1, how);
+      if (!r.backward) continue;
+      const Tensor xg = x.clone().requires_grad_();
+      run(name + "_fwdbwd", [&](long k) {
+        // PyTorch's row takes autograd.grad (nothing accumulated): backward, gradients dropped.
+        for (long i = 0; i < k; ++i) {
+          conv(xg).sum().backward();
+          for (Tensor t : {xg, conv->weight, conv->bias}) t.set_grad(Tensor());
+        }
+      }, "ms", ms, 11, 0.1, how);
+    }
+  }
+  cuda::set_allow_tf32(false);
+  nn::BatchNorm2d bn(64);
+  bn->to(kGpu);
+  const Tensor xb = randn({64, 64, 14, 14}, kGpu).requires_grad_();
+  run("gpu_batchnorm2d_64ch_14x14_b64_train_fwdbwd", [&](long k) {
+    for (long i = 0; i < k; ++i) {
+      bn(xb).sum().backward();
+      for (Tensor t : {xb, bn->weight, bn->bias}) t.set_grad(Tensor());
+    }
+  }, "ms", ms, 11, 0.1);
+  nn::MaxPool2d pool(2);
+  const Tensor xp = randn({64, 64, 28, 28}, kGpu);
+  run("gpu_maxpool2d_2x2_64ch_28x28_b64_fwd", [&](long k) {
+    NoGradGuard g;
+    for (long i = 0; i < k; ++i) { Tensor o = pool(xp); }
+  }, "ms", ms, 11, 0.1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -203,7 +290,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "locus_gpu_bench: no GPU: %s\n", cuda::unavailable_reason().c_str());
     return 1;
   }
-  const bench::Options opt(argc, argv, {"copy", "ew", "mm", "transfer", "alloc", "overhead", "mlp", "amp"});
+  const bench::Options opt(argc, argv, {"copy", "ew", "mm", "transfer", "alloc", "overhead", "mlp", "amp", "cnn"});
   if (opt.wants("copy")) copy_group();
   if (opt.wants("ew")) ew_group();
   if (opt.wants("mm")) mm_group();
@@ -212,6 +299,7 @@ int main(int argc, char** argv) {
   if (opt.wants("overhead")) overhead_group();
   if (opt.wants("mlp")) mlp_group();
   if (opt.wants("amp")) amp_group();
+  if (opt.wants("cnn")) cnn_group();
   const cuda::DeviceProperties p = cuda::get_device_properties(0);
   std::string meta = "{\"version\": \"" + std::string(version()) + "\", \"device\": \"" + p.name + "\", \"capability\": \"" +
                      std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sm_count\": " +
