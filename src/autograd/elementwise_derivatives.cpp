@@ -11,6 +11,7 @@
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/ops/elementwise_call.h"
 
 namespace locus::autograd {
 namespace {
@@ -55,6 +56,9 @@ Tensor pow_backward_exponent(const Tensor& g, const Tensor& a, const Tensor& b, 
 // ---- the activations: PyTorch's backward formulas (derivatives.yaml and its kernels) -------
 
 Tensor zero_where(const Tensor& condition, const Tensor& d) { return where(condition, zeros_like(d), d); }
+
+// ReLU's gradient in one pass (the ReluBackward op): g where the output y is above 0.
+Tensor threshold_backward(const Tensor& g, const Tensor& y) { return ops::run_binary(ops::OpId::ReluBackward, g, y); }
 
 // negative_slope at and below 0, as PyTorch's leaky_relu_backward (x > 0 ? g : g * slope).
 Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, const ops::ElementwiseScalars& s) {

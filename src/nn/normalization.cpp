@@ -18,6 +18,8 @@
 #include "src/nn/python_repr.h"
 #include "src/nn/train_mode_warning.h"
 #include "src/ops/autocast.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -61,14 +63,43 @@ void update_running(Tensor running, const Tensor& value, double momentum) {
 
 // Note [Batch norm in training]
 // Training-mode batch norm is one node, not the composition of its formula: the forward is the
-// per-channel statistics (var_mean, one reduction), then one addcmul pass y = shift + x scale
-// with scale = weight invstd and shift = bias - mean scale; the backward needs two per-channel
-// sums, sum(g) and sum(g x), and two addcmul passes:
+// per-channel statistics, then one addcmul pass y = shift + x scale with scale = weight invstd
+// and shift = bias - mean scale; the backward needs two per-channel sums, sum(g) and sum(g x),
+// and one pass for the input's gradient:
 //   sum(g xhat) = invstd (sum(g x) - mean sum(g))        (weight's gradient; bias's is sum(g))
 //   grad_x = g a + x b + c with a = weight invstd, b = -a invstd sum(g xhat) / M,
 //            c = -a sum(g) / M - mean b                 (M: elements per channel)
+// Where the device has the fused kernel (KernelTable::batch_norm: CPU and CUDA), the statistics
+// (two passes over each channel, the second from cache), the two sums and grad_x are one kernel
+// each; elsewhere (sim configured without "batch_norm", tests compare the two) they are ops:
+// sum, sub, mul, sum for the statistics, sum and mul-sum for the sums, two addcmul for grad_x.
 // The composition recorded op by op kept a dozen full-size intermediates and ran 4x slower
-// (docs/performance.md). Every step is an op, so every device runs it.
+// (docs/performance.md).
+
+const ops::KernelTable* fused_batch_norm(Device device, DType compute) {
+  return ops::fused_kernels(&ops::KernelTable::batch_norm, device, compute, {ops::OpId::BatchNorm});
+}
+
+// A pass of the fused kernel over the contiguous [N, C, ...] `x`, with [C] results allocated.
+struct FusedPass {
+  ops::BatchNormArgs args;
+  Tensor first, second;
+  FusedPass(ops::BatchNormArgs::Pass pass, const Tensor& x) {
+    const Device device = x.device();
+    args.pass = pass;
+    args.device = device.is_cpu() ? 0 : device.index();
+    args.dtype = x.dtype();
+    args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
+    args.x = static_cast<const char*>(x.data_ptr());
+    ops::wait_for_host(x);
+    if (pass == ops::BatchNormArgs::Pass::BackwardInput) return;
+    first = ops::empty_on(Shape{args.channels}, x.dtype(), device);
+    second = ops::empty_on(Shape{args.channels}, x.dtype(), device);
+    args.first = static_cast<char*>(first.data_ptr());
+    args.second = static_cast<char*>(second.data_ptr());
+  }
+};
+
 Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                            const BatchNormFuncOptions& o, const Shape& dims, int64_t count) {
   const int64_t rank = input.dim();
@@ -76,15 +107,25 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, cons
   const Tensor weight = o.weight(), bias = o.bias();
   const bool record = is_grad_enabled() && (input.requires_grad() || (weight.defined() && weight.requires_grad()) ||
                                             (bias.defined() && bias.requires_grad()));
+  const ops::KernelTable* fused = fused_batch_norm(input.device(), compute);
   Tensor x, mean, invstd, scale, y;
   {
     NoGradGuard no_grad;
     x = input.to(compute);
-    // Two passes (mean, then the mean square of x - mean): as exact as Welford's, and sum's
-    // kernels are ~5x faster than var_mean's over these dims.
-    mean = div(sum(x, dims, true), static_cast<double>(count));
-    const Tensor centered = sub(x, mean);
-    const Tensor var = div(sum(mul(centered, centered), dims, true), static_cast<double>(count));
+    Tensor var;
+    if (fused) {
+      x = x.contiguous();
+      FusedPass stats(ops::BatchNormArgs::Pass::Statistics, x);
+      fused->batch_norm(stats.args);
+      mean = per_channel(stats.first, rank, compute);
+      var = per_channel(stats.second, rank, compute);
+    } else {
+      // Two passes (mean, then the mean square of x - mean): as exact as Welford's, and sum's
+      // kernels are ~5x faster than var_mean's over these dims.
+      mean = div(sum(x, dims, true), static_cast<double>(count));
+      const Tensor centered = sub(x, mean);
+      var = div(sum(mul(centered, centered), dims, true), static_cast<double>(count));
+    }
     invstd = rsqrt(add(var, o.eps()));
     scale = weight.defined() ? mul(invstd, per_channel(weight, rank, compute)) : invstd;
     const Tensor shift = bias.defined() ? sub(per_channel(bias, rank, compute), mul(mean, scale)) : neg(mul(mean, scale));
@@ -99,13 +140,36 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, cons
   const bool has_weight = weight.defined(), has_bias = bias.defined();
   const DType weight_dtype = has_weight ? weight.dtype() : compute, bias_dtype = has_bias ? bias.dtype() : compute;
   autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
-    const Tensor g = grad.to(compute);
-    const Tensor sum_g = sum(g, dims, true), sum_gx = sum(mul(g, x), dims, true);
+    Tensor g = grad.to(compute), sum_g, sum_gx;
+    if (fused) {
+      g = g.contiguous();
+      FusedPass sums(ops::BatchNormArgs::Pass::BackwardReduce, x);
+      sums.args.grad = static_cast<const char*>(g.data_ptr());
+      ops::wait_for_host(g);
+      fused->batch_norm(sums.args);
+      sum_g = per_channel(sums.first, rank, compute), sum_gx = per_channel(sums.second, rank, compute);
+    } else {
+      sum_g = sum(g, dims, true), sum_gx = sum(mul(g, x), dims, true);
+    }
     const Tensor sum_gxhat = mul(invstd, sub(sum_gx, mul(mean, sum_g)));
     const Tensor a = scale;  // weight invstd
     const Tensor b = div(neg(mul(mul(a, invstd), sum_gxhat)), m_count);
     const Tensor c = sub(div(neg(mul(a, sum_g)), m_count), mul(mean, b));
-    const Tensor gx = addcmul(addcmul(c, g, a), x, b).to(input_dtype);
+    Tensor gx;
+    if (fused) {
+      gx = ops::empty_on(x.shape(), compute, x.device());
+      const Tensor ka = a.flatten().contiguous(), kb = b.flatten().contiguous(), kc = c.flatten().contiguous();
+      FusedPass apply(ops::BatchNormArgs::Pass::BackwardInput, x);
+      apply.args.grad = static_cast<const char*>(g.data_ptr());
+      apply.args.grad_input = static_cast<char*>(gx.data_ptr());
+      apply.args.a = static_cast<const char*>(ka.data_ptr());
+      apply.args.b = static_cast<const char*>(kb.data_ptr());
+      apply.args.c = static_cast<const char*>(kc.data_ptr());
+      fused->batch_norm(apply.args);
+      gx = gx.to(input_dtype);
+    } else {
+      gx = addcmul(addcmul(c, g, a), x, b).to(input_dtype);
+    }
     std::vector<Tensor> grads{gx};
     if (has_weight) grads.push_back(sum_gxhat.flatten().to(weight_dtype));
     if (has_bias) grads.push_back(sum_g.flatten().to(bias_dtype));
@@ -145,9 +209,14 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   }
   if (!running_mean.defined() || !running_var.defined())
     throw ValueError(error_prefix("batch_norm") + "running_mean and running_var must be defined when not training");
-  const Tensor x = input.to(compute);
-  const Tensor y = mul(sub(x, per_channel(running_mean, rank, compute)), rsqrt(add(per_channel(running_var, rank, compute), o.eps())));
-  return affine(y, o.weight(), o.bias(), rank).to(input.dtype());
+  // One pass over the input, y = x scale + shift with per-channel scale = weight / sqrt(var + eps)
+  // and shift = bias - mean scale, as PyTorch's inference kernel; the gradients of input, weight
+  // and bias flow through the small per-channel ops and the pass.
+  Tensor scale = rsqrt(add(per_channel(running_var, rank, compute), o.eps()));
+  if (o.weight().defined()) scale = mul(scale, per_channel(o.weight(), rank, compute));
+  Tensor shift = neg(mul(per_channel(running_mean, rank, compute), scale));
+  if (o.bias().defined()) shift = add(shift, per_channel(o.bias(), rank, compute));
+  return addcmul(shift, input.to(compute), scale).to(input.dtype());
 }
 
 Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {

@@ -341,6 +341,11 @@ struct DivTrunc {
     else return int_div(a, b);
   }
 };
+/// ReLU's gradient: `a` (the output's gradient) where `b` (ReLU's output) is above 0, else 0.
+/// A NaN output passes its gradient, as PyTorch's threshold_backward (b <= 0 is false).
+struct ReluBackward {
+  template <class C> LOCUS_HD C operator()(C a, C b, const Params<C>&) const { return b <= C(0) ? C(0) : a; }
+};
 /// Python's floor division; for floats PyTorch's div_floor_floating, which is exact where
 /// floor(a / b) would round the quotient first.
 struct DivFloor {

@@ -254,6 +254,28 @@ struct ConvArgs {
   char* grad_bias = nullptr;
 };
 
+/// The per-channel passes of training-mode batch norm over contiguous [N, C, S] data (S: a
+/// channel's elements in one sample) in float32 or float64 (Note [Batch norm in training]):
+/// Statistics writes each channel's mean and biased variance (`first`, `second`); BackwardReduce
+/// writes sum(g) and sum(g x) (`first`, `second`); BackwardInput writes
+/// grad_input = g a + x b + c with per-channel a, b, c. Every sum runs in one fixed order, so
+/// the results do not depend on the thread count.
+struct BatchNormArgs {
+  enum class Pass : uint8_t { Statistics, BackwardReduce, BackwardInput };
+  Pass pass = Pass::Statistics;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  int64_t n = 0, channels = 0, inner = 0;
+  const char* x = nullptr;     ///< the input [N, C, S]
+  const char* grad = nullptr;  ///< the output's gradient [N, C, S] (the backward passes)
+  char* grad_input = nullptr;  ///< BackwardInput's result [N, C, S]
+  char* first = nullptr;       ///< [C]: the mean, or sum(g)
+  char* second = nullptr;      ///< [C]: the biased variance, or sum(g x)
+  const char* a = nullptr;     ///< BackwardInput's coefficients, each [C]
+  const char* b = nullptr;
+  const char* c = nullptr;
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -340,6 +362,7 @@ struct KernelTable {
   void (*cross_entropy)(const CrossEntropyArgs&) = nullptr;
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
+  void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

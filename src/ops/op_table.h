@@ -39,7 +39,7 @@
   X(Tanh,       tanh,         Floating,     g * (1 - y * y))                          \
   X(Sigmoid,    sigmoid,      Floating,     g * y * (1 - y))                          \
   X(Erf,        erf,          Floating,     g * exp(-(x * x)) * 1.1283791670955126)    \
-  X(Relu,       relu,         NoBool,       g * (y > 0).to(g.dtype()))                \
+  X(Relu,       relu,         NoBool,       threshold_backward(g, y))                 \
   X(Gelu,       gelu,         FloatOnly,    gelu_backward(g, x, y))                   \
   X(Floor,      floor,        NoBool,       zeros_like(g))                            \
   X(Ceil,       ceil,         NoBool,       zeros_like(g))                            \
@@ -87,7 +87,8 @@
   X(Sub,         sub,           NoBool,   g,                        (-(g * alpha)))              \
   X(Div,         div,           Floating, g / b,                    -g * y / b)                  \
   X(DivTrunc,    div,           NoBool,   zeros_like(g),            zeros_like(g))               \
-  X(DivFloor,    div,           NoBool,   zeros_like(g),            zeros_like(g))
+  X(DivFloor,    div,           NoBool,   zeros_like(g),            zeros_like(g))               \
+  X(ReluBackward, threshold_backward, NoBool, threshold_backward(g, b), zeros_like(g))
 
 // Binary elementwise ops, each with public functions `name(Tensor, Tensor)` and
 // `name(Tensor, Scalar)` generated from its line (same columns).
@@ -205,4 +206,5 @@
   X(MaxPool2d,    "max_pool2d",    Im2col)          \
   X(MaxPool2dBackward, "max_pool2d_backward", Im2col) \
   X(Convolution,  "convolution",   Composite)       \
-  X(GroupNorm,    "group_norm",    Composite)
+  X(GroupNorm,    "group_norm",    Composite)       \
+  X(BatchNorm,    "batch_norm",    Composite)

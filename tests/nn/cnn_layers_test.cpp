@@ -254,18 +254,18 @@ TEST(CnnLayers, BatchNormTrainsUnderDataParallel) {
 namespace locus {
 namespace {
 
-// While alive, sim devices lack the fused convolution, so conv2d there takes the general path
-// (im2col and products) while cpu takes oneDNN's primitives where the build has them.
-class GeneralConvOnSim {
+// While alive, sim devices lack the named fused kernels ("convolution", "batch_norm"), so they
+// take the general path while cpu takes its fused kernels.
+class SimLacks {
  public:
-  GeneralConvOnSim() : original_(sim::config()) {
+  explicit SimLacks(std::vector<std::string> ops) : original_(sim::config()) {
     sim::Config c = original_;
-    c.unsupported_ops = {"convolution"};
+    c.unsupported_ops = std::move(ops);
     sim::configure(c);
   }
-  ~GeneralConvOnSim() { sim::configure(original_); }
-  GeneralConvOnSim(const GeneralConvOnSim&) = delete;
-  GeneralConvOnSim& operator=(const GeneralConvOnSim&) = delete;
+  ~SimLacks() { sim::configure(original_); }
+  SimLacks(const SimLacks&) = delete;
+  SimLacks& operator=(const SimLacks&) = delete;
 
  private:
   sim::Config original_;
@@ -280,7 +280,7 @@ struct ConvCase {
 // (on sim) give the same values and gradients on the same float32 cases: odd sizes, strides,
 // dilation, groups, depthwise, no bias.
 TEST(CnnLayers, FusedAndGeneralConvolutionAgree) {
-  const GeneralConvOnSim general;
+  const SimLacks general({"convolution"});
   std::vector<std::string> devices{"sim:0", "cpu"};
   if (cuda::is_available()) devices.push_back("cuda:0");
   manual_seed(21);
@@ -308,6 +308,53 @@ TEST(CnnLayers, FusedAndGeneralConvolutionAgree) {
           ASSERT_NEAR(results[k][r][j], results[0][r][j], 1e-4 * (1 + std::abs(results[0][r][j])))
               << devices[k] << " case c_in=" << c.c_in << " groups=" << c.groups << " result " << r << " element " << j;
       }
+  }
+}
+
+// Training-mode batch norm's fused kernel (cpu, and cuda where a GPU is lent) and its
+// composition of ops (sim) agree on values, every gradient and the running statistics: 1-d, 2-d
+// and 3-d inputs, float32 and float64, with and without the affine parameters.
+TEST(CnnLayers, FusedAndComposedBatchNormAgree) {
+  const SimLacks composed({"batch_norm"});
+  std::vector<std::string> devices{"sim:0", "cpu"};
+  if (cuda::is_available()) devices.push_back("cuda:0");
+  struct Case {
+    Shape shape;
+    DType dtype;
+    bool affine;
+  };
+  manual_seed(4);
+  for (const Case& c : {Case{{16, 6}, kFloat32, true}, Case{{4, 5, 7}, kFloat64, true}, Case{{3, 8, 9, 11}, kFloat32, true},
+                        Case{{2, 3, 5, 5}, kFloat64, false}, Case{{8, 64, 14, 14}, kFloat32, true}}) {
+    const Tensor x = randn(c.shape, TensorOptions().dtype(c.dtype)).mul(3).add(1.5);
+    const Tensor gout = randn(c.shape, TensorOptions().dtype(c.dtype));
+    std::vector<std::vector<std::vector<double>>> results;
+    for (const std::string& d : devices) {
+      const bool images = c.shape.size() == 4;
+      nn::BatchNorm1d bn1(nn::BatchNormOptions(c.shape[1]).affine(c.affine));
+      nn::BatchNorm2d bn2(nn::BatchNormOptions(c.shape[1]).affine(c.affine));
+      nn::Module& bn = images ? static_cast<nn::Module&>(*bn2) : static_cast<nn::Module&>(*bn1);
+      bn.to(Device(d), c.dtype);
+      manual_seed(100);  // the same affine parameters on every device
+      for (Tensor p : bn.parameters()) {
+        NoGradGuard g;
+        p.copy_(randn(p.shape(), TensorOptions().dtype(c.dtype)).to(Device(d)));
+      }
+      const Tensor xd = x.to(Device(d)).detach().requires_grad_();
+      const Tensor y = images ? bn2(xd) : bn1(xd);
+      y.backward(gout.to(Device(d)));
+      std::vector<std::vector<double>> r{values(y), values(xd.grad())};
+      for (const Tensor& p : bn.parameters()) r.push_back(values(p.grad()));
+      for (const auto& [name, t] : bn.state_dict()) r.push_back(values(t));  // running statistics included
+      results.push_back(r);
+    }
+    for (size_t k = 1; k < devices.size(); ++k) {
+      ASSERT_EQ(results[0].size(), results[k].size());
+      for (size_t r = 0; r < results[0].size(); ++r)
+        for (size_t j = 0; j < results[0][r].size(); ++j)
+          ASSERT_NEAR(results[k][r][j], results[0][r][j], 2e-4 * (1 + std::abs(results[0][r][j])))
+              << devices[k] << " shape " << c.shape << " result " << r << " element " << j;
+    }
   }
 }
 

@@ -99,6 +99,34 @@ void kernel_range(int64_t start, int64_t dilation, int64_t kernel, int64_t size,
   hi = std::max(hi, lo);
 }
 
+// PyTorch's rule for a window's maximum, without a branch (random data makes the comparison
+// unpredictable): a larger value or a NaN takes over, so the first maximum wins and the last
+// NaN does.
+template <class C>
+inline void take_max(C v, int64_t at, C& max, int64_t& best) {
+  const bool take = (v > max) | (v != v);  // `|`, not `||`: no branch between the two tests
+  max = take ? v : max;
+  best = take ? at : best;
+}
+
+// One output row of 2x2 windows at stride 2 from image rows `row0` and `row1` (starting at
+// flat position `top`). Offsets within the window and restrict pointers leave the loop without
+// dependences between windows, and the compiler vectorises it.
+template <class T>
+void max_pool_row_2x2(const T* __restrict row0, const T* __restrict row1, T* __restrict out,
+                      int64_t* __restrict index, int64_t out_w, int64_t width, int64_t top) {
+  using C = compute_t<T>;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    C max = C(row0[2 * ow]);
+    int64_t best = 0;
+    take_max(C(row0[2 * ow + 1]), 1, max, best);
+    take_max(C(row1[2 * ow]), width, max, best);
+    take_max(C(row1[2 * ow + 1]), width + 1, max, best);
+    out[ow] = static_cast<T>(max);
+    index[ow] = top + 2 * ow + best;
+  }
+}
+
 template <class T>
 void max_pool_typed(const ops::Im2colArgs& a) {
   using C = compute_t<T>;
@@ -110,16 +138,26 @@ void max_pool_typed(const ops::Im2colArgs& a) {
   const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
   const int64_t dh = a.dilation_h, dw = a.dilation_w;
   const bool parallel = a.planes * out_h * out_w * kh * kw * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  // The CNNs' 2x2 windows at stride 2, all inside the image: four reads per window, no ranges.
+  const bool two_by_two = kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
+                          2 * out_h <= height && 2 * out_w <= width;
   // One output row per task: the window rows are found once per row, columns once per window.
   parallel_for(a.planes * out_h, parallel, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t p = r / out_h, oh = r % out_h;
       const T* plane = image + p * height * width;
+      T* out_row = out + r * out_w;
+      int64_t* index_row = indices + r * out_w;
+      if (two_by_two) {
+        const int64_t top = 2 * oh * width;
+        const T* row0 = plane + top;
+        const T* row1 = row0 + width;
+        max_pool_row_2x2(row0, row1, out_row, index_row, out_w, width, top);
+        continue;
+      }
       const int64_t h0 = oh * sh - ph;
       int64_t i_lo, i_hi;
       kernel_range(h0, dh, kh, height, i_lo, i_hi);
-      T* out_row = out + r * out_w;
-      int64_t* index_row = indices + r * out_w;
       for (int64_t ow = 0; ow < out_w; ++ow) {
         const int64_t w0 = ow * sw - pw;
         int64_t j_lo, j_hi;
@@ -129,10 +167,7 @@ void max_pool_typed(const ops::Im2colArgs& a) {
         C max = -std::numeric_limits<C>::infinity();
         for (int64_t i = i_lo; i < i_hi; ++i) {
           const int64_t row = (h0 + i * dh) * width + w0;
-          for (int64_t j = j_lo; j < j_hi; ++j) {
-            const C v = C(plane[row + j * dw]);
-            if (v > max || v != v) max = v, best = row + j * dw;
-          }
+          for (int64_t j = j_lo; j < j_hi; ++j) take_max(C(plane[row + j * dw]), row + j * dw, max, best);
         }
         out_row[ow] = static_cast<T>(max);
         index_row[ow] = best;

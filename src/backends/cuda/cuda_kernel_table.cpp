@@ -79,6 +79,11 @@ void im2col(const ops::Im2colArgs& a) {
   check_op(launch_im2col(a, l.stream), a.op);
 }
 
+void batch_norm(const ops::BatchNormArgs& a) {
+  Launch l(a.device);
+  check_op(launch_batch_norm(a, l.stream), ops::OpId::BatchNorm);
+}
+
 void sort(const ops::SortArgs& a) {
   Launch l(a.device);
   const size_t bytes = sort_workspace_bytes(a);
@@ -128,6 +133,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.reduce = &reduce;
     t.softmax = &softmax;
     t.im2col = &im2col;
+    t.batch_norm = &batch_norm;
 #if LOCUS_WITH_CUDNN
     t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
 #endif

@@ -31,6 +31,8 @@ cudaError_t launch_im2col(const ops::Im2colArgs& a, cudaStream_t stream);
 /// A convolution's bias (cuda_conv_bias.cu): Forward adds `bias` to `output` per channel;
 /// BackwardWeights writes grad_bias, the per-channel sums of grad_output.
 cudaError_t launch_conv_bias(const ops::ConvArgs& a, cudaStream_t stream);
+/// Training-mode batch norm's per-channel passes, float32 and float64 (cuda_batch_norm.cu).
+cudaError_t launch_batch_norm(const ops::BatchNormArgs& a, cudaStream_t stream);
 /// Bytes of scratch launch_sort needs for `a` (Note [CUDA sort] in cuda_sort.cu).
 size_t sort_workspace_bytes(const ops::SortArgs& a);
 /// Sort and top-k along the rows of `a`.

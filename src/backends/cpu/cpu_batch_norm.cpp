@@ -1,0 +1,105 @@
+// Training-mode batch norm's per-channel passes on the CPU (BatchNormArgs, Note [Batch norm in
+// training]): the statistics, the backward's two sums and its input gradient, each one pass
+// over the data instead of one op per term. A channel's sums run on one thread in a fixed order
+// (samples, then positions, in kLanes interleaved accumulators that the compiler vectorises), so
+// the results are the same at every thread count; float32 accumulates in double.
+
+#include <cstdint>
+
+#include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/parallel.h"
+
+namespace locus::cpu {
+namespace {
+
+constexpr int kLanes = 8;
+
+// sum of f(i) over [0, n): kLanes accumulators, then the tail, then the lanes in a fixed tree.
+template <class F>
+double lane_sum(int64_t n, F&& f) {
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) lanes[k] += f(i + k);
+  for (int k = 0; i < n; ++i, ++k) lanes[k] += f(i);
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int k = 0; k < width; ++k) lanes[k] += lanes[k + width];
+  return lanes[0];
+}
+
+template <class T>
+void statistics(const ops::BatchNormArgs& a, int64_t c) {
+  const T* x = reinterpret_cast<const T*>(a.x);
+  const int64_t stride = a.channels * a.inner, count = a.n * a.inner;
+  double total = 0;
+  for (int64_t n = 0; n < a.n; ++n) {
+    const T* __restrict row = x + n * stride + c * a.inner;
+    total += lane_sum(a.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
+  }
+  const double mean = total / static_cast<double>(count);
+  double squares = 0;
+  for (int64_t n = 0; n < a.n; ++n) {
+    const T* __restrict row = x + n * stride + c * a.inner;
+    squares += lane_sum(a.inner, [row, mean](int64_t i) {
+      const double d = static_cast<double>(row[i]) - mean;
+      return d * d;
+    });
+  }
+  reinterpret_cast<T*>(a.first)[c] = static_cast<T>(mean);
+  reinterpret_cast<T*>(a.second)[c] = static_cast<T>(squares / static_cast<double>(count));
+}
+
+template <class T>
+void backward_reduce(const ops::BatchNormArgs& a, int64_t c) {
+  const T* x = reinterpret_cast<const T*>(a.x);
+  const T* g = reinterpret_cast<const T*>(a.grad);
+  const int64_t stride = a.channels * a.inner;
+  double sum_g = 0, sum_gx = 0;
+  for (int64_t n = 0; n < a.n; ++n) {
+    const int64_t at = n * stride + c * a.inner;
+    const T* __restrict xr = x + at;
+    const T* __restrict gr = g + at;
+    sum_g += lane_sum(a.inner, [gr](int64_t i) { return static_cast<double>(gr[i]); });
+    sum_gx += lane_sum(a.inner, [gr, xr](int64_t i) { return static_cast<double>(gr[i]) * static_cast<double>(xr[i]); });
+  }
+  reinterpret_cast<T*>(a.first)[c] = static_cast<T>(sum_g);
+  reinterpret_cast<T*>(a.second)[c] = static_cast<T>(sum_gx);
+}
+
+template <class T>
+void batch_norm(const ops::BatchNormArgs& a) {
+  const int64_t total = a.n * a.channels * a.inner;
+  const bool parallel = total * static_cast<int64_t>(sizeof(T)) * 2 >= kParallelBytes;
+  if (a.pass == ops::BatchNormArgs::Pass::BackwardInput) {
+    const T* x = reinterpret_cast<const T*>(a.x);
+    const T* g = reinterpret_cast<const T*>(a.grad);
+    const T *ca = reinterpret_cast<const T*>(a.a), *cb = reinterpret_cast<const T*>(a.b),
+            *cc = reinterpret_cast<const T*>(a.c);
+    T* out = reinterpret_cast<T*>(a.grad_input);
+    // One task per (sample, channel) row: its three coefficients, then a vectorised loop.
+    parallel_for(a.n * a.channels, parallel, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t c = r % a.channels;
+        const T ka = ca[c], kb = cb[c], kc = cc[c];
+        const T* __restrict xr = x + r * a.inner;
+        const T* __restrict gr = g + r * a.inner;
+        T* __restrict o = out + r * a.inner;
+        for (int64_t i = 0; i < a.inner; ++i) o[i] = gr[i] * ka + xr[i] * kb + kc;
+      }
+    }, 1);
+    return;
+  }
+  const bool stats = a.pass == ops::BatchNormArgs::Pass::Statistics;
+  parallel_for(a.channels, parallel, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) stats ? statistics<T>(a, c) : backward_reduce<T>(a, c);
+  }, 1);
+}
+
+}  // namespace
+
+void batch_norm_kernel(const ops::BatchNormArgs& args) {
+  if (args.dtype == DType::Float64) batch_norm<double>(args);
+  else batch_norm<float>(args);
+}
+
+}  // namespace locus::cpu
