@@ -67,12 +67,14 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
       gx = empty_on(x.shape(), x.dtype(), x.device());
       a.pass = ConvArgs::Pass::BackwardData;
       a.grad_input = static_cast<char*>(gx.data_ptr());
+      a.weights_next = need_w || need_b;
       if (!k->convolution(a)) gx = conv_transpose2d(go, w, g, groups, x.size(2), x.size(3));
     }
     if (need_w || need_b) {
       gw = empty_on(w.shape(), w.dtype(), w.device());
       gb = need_b ? empty_on({w.size(0)}, w.dtype(), w.device()) : Tensor();
       a.pass = ConvArgs::Pass::BackwardWeights;
+      a.weights_next = false;
       a.grad_weight = static_cast<char*>(gw.data_ptr());
       a.grad_bias = need_b ? static_cast<char*>(gb.data_ptr()) : nullptr;
       if (!k->convolution(a)) {

@@ -252,6 +252,9 @@ struct ConvArgs {
   char* grad_input = nullptr;
   char* grad_weight = nullptr;
   char* grad_bias = nullptr;
+  /// BackwardData: the caller's next call is the BackwardWeights pass over the same grad_output,
+  /// so a backend may keep what the two share (oneDNN's reordered grad_output) for it.
+  bool weights_next = false;
 };
 
 /// The per-channel passes of training-mode batch norm over contiguous [N, C, S] data (S: a

@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace locus::cpu {
 namespace {
@@ -65,10 +66,20 @@ struct Conv {
   memory::desc bias;   // forward bias or the weights pass's diff_bias (plain [C_out])
 };
 
+// The grad_output that a BackwardData pass reordered, left for the BackwardWeights pass its
+// caller runs next over the same buffer (ConvArgs::weights_next): the two primitives read it in
+// the same blocked layout, so the second reorder is skipped. Every call takes it and clears it,
+// so it never outlives the pair.
+struct SharedGradOutput {
+  const char* data = nullptr;
+  memory blocked;  // a handle: it keeps the buffer alive even if the cache drops its primitive
+};
+
 struct ThreadDnnl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::map<Key, std::optional<Conv>> convs;  // nullopt: declined (asked once)
+  SharedGradOutput shared;
 };
 
 ThreadDnnl& thread_dnnl() {
@@ -175,6 +186,7 @@ memory input(ThreadDnnl& t, Operand& o, const char* data) {
 bool dnnl_convolution(const ops::ConvArgs& a) {
   if (a.dtype != DType::Float32 || a.n == 0) return false;
   ThreadDnnl& t = thread_dnnl();
+  const SharedGradOutput shared = std::exchange(t.shared, SharedGradOutput{});
   const Key key = key_of(a, threads_now());
   auto it = t.convs.find(key);
   if (it == t.convs.end()) {
@@ -194,7 +206,11 @@ bool dnnl_convolution(const ops::ConvArgs& a) {
     const char* first = a.pass == Pass::BackwardData ? a.grad_output : a.input;
     const char* second = a.pass == Pass::Forward ? a.weight : a.pass == Pass::BackwardData ? a.weight : a.grad_output;
     char* result = a.pass == Pass::Forward ? a.output : a.pass == Pass::BackwardData ? a.grad_input : a.grad_weight;
-    const memory ma = input(t, c.a, first), mb = input(t, c.b, second);
+    const memory ma = input(t, c.a, first);
+    const bool reuse = a.pass == Pass::BackwardWeights && c.b.reorder && shared.data == a.grad_output &&
+                       shared.blocked.get_desc() == c.b.chosen;
+    const memory mb = reuse ? shared.blocked : input(t, c.b, second);
+    if (a.pass == Pass::BackwardData && a.weights_next && c.a.reorder) t.shared = {a.grad_output, ma};
     memory user_out(c.out.user, t.engine, result);
     const memory mo = c.out.reorder ? c.out.scratch : user_out;
     std::unordered_map<int, memory> args;
