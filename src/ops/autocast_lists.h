@@ -50,6 +50,7 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::NllLoss:
     case OpId::MseLoss:
     case OpId::GroupNorm:
+    case OpId::LayerNorm:
       return CastPolicy::Float32;
     // The reductions: the op table's Autocast column.
 #define LOCUS_REDUCE_AUTOCAST(id, name, rule, cast, ...) \

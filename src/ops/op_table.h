@@ -207,4 +207,5 @@
   X(MaxPool2dBackward, "max_pool2d_backward", Im2col) \
   X(Convolution,  "convolution",   Composite)       \
   X(GroupNorm,    "group_norm",    Composite)       \
-  X(BatchNorm,    "batch_norm",    Composite)
+  X(BatchNorm,    "batch_norm",    Composite)       \
+  X(LayerNorm,    "layer_norm",    Composite)

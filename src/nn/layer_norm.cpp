@@ -1,0 +1,184 @@
+// Layer and RMS normalisation over trailing dims, composed of reductions and elementwise ops
+// (their gradients are the composition's, exact). Statistics of float16/bfloat16 inputs are
+// computed in float32, as PyTorch's kernels accumulate.
+
+#include "locus/nn/layer_norm.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "src/core/public_op.h"
+#include "src/nn/conv_geometry.h"
+#include "src/nn/python_repr.h"
+#include "src/ops/autocast.h"
+#include "src/ops/public_op.h"
+
+namespace locus::nn {
+namespace functional {
+namespace {
+
+using locus::detail::error_prefix;
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << Shape(v);
+  return os.str();
+}
+
+// The dims normalised together: the input's last normalized_shape.size(), checked as PyTorch's
+// layer_norm checks them (messages included).
+Shape trailing_dims(const char* op, const Tensor& input, const std::vector<int64_t>& normalized_shape) {
+  const int64_t d = static_cast<int64_t>(normalized_shape.size()), rank = input.dim();
+  if (d == 0)
+    throw ShapeError(error_prefix(op) + "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+                     "one element, but got normalized_shape = []");
+  bool matches = rank >= d;
+  for (int64_t i = 0; matches && i < d; ++i) matches = input.size(rank - d + i) == normalized_shape[static_cast<size_t>(i)];
+  if (!matches) {
+    std::string expected = "[*";
+    for (int64_t s : normalized_shape) expected += ", " + std::to_string(s);
+    std::ostringstream got;
+    got << input.shape();
+    throw ShapeError(error_prefix(op) + "Given normalized_shape=" + list_text(normalized_shape) + ", expected input with shape " +
+                     expected + "], but got input of size" + got.str());
+  }
+  Shape dims;
+  for (int64_t i = rank - d; i < rank; ++i) dims.push_back(i);
+  return dims;
+}
+
+void check_affine(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& normalized_shape) {
+  if (!t.defined() || t.shape() == Shape(normalized_shape)) return;
+  std::ostringstream got;
+  got << t.shape();
+  throw ShapeError(error_prefix(op) + "Expected " + what + " to be of same shape as normalized_shape, but got " + what +
+                   " of shape " + got.str() + " and normalized_shape = " + list_text(normalized_shape));
+}
+
+DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
+
+void check_floating(const char* op, const Tensor& input) {
+  if (!is_floating_point(input.dtype()))
+    throw DTypeError(error_prefix(op) + "expects a floating point input, got " + std::string(dtype_name(input.dtype())));
+}
+
+// The machine epsilon of a floating dtype, torch.finfo(dtype).eps.
+double machine_epsilon(DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return 0.0009765625;     // 2^-10
+    case DType::BFloat16: return 0.0078125;       // 2^-7
+    case DType::Float64: return 2.220446049250313e-16;
+    default: return 1.1920928955078125e-07;        // 2^-23
+  }
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
+  const ops::PublicOp op("layer_norm", {{input, "input"}, {o.weight(), "weight"}, {o.bias(), "bias"}});
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::LayerNorm,
+        [&o](const Tensor& x, const Tensor& w, const Tensor& b) { return layer_norm(x, LayerNormFuncOptions(o).weight(w).bias(b)); },
+        input, o.weight(), o.bias());
+  check_floating("layer_norm", input);
+  const Shape dims = trailing_dims("layer_norm", input, o.normalized_shape());
+  check_affine("layer_norm", "weight", o.weight(), o.normalized_shape());
+  check_affine("layer_norm", "bias", o.bias(), o.normalized_shape());
+  const DType compute = stats_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  const Tensor centered = sub(x, mean(x, dims, true));
+  const Tensor var = mean(mul(centered, centered), dims, true);
+  Tensor y = mul(centered, rsqrt(add(var, o.eps())));
+  if (o.weight().defined()) y = mul(y, o.weight().to(compute));
+  if (o.bias().defined()) y = add(y, o.bias().to(compute));
+  return y.to(input.dtype());
+}
+
+Tensor rms_norm(const Tensor& input, const RMSNormFuncOptions& o) {
+  const ops::PublicOp op("rms_norm", {{input, "input"}, {o.weight(), "weight"}});
+  check_floating("rms_norm", input);
+  const Shape dims = trailing_dims("rms_norm", input, o.normalized_shape());
+  check_affine("rms_norm", "weight", o.weight(), o.normalized_shape());
+  const DType compute = stats_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  const double eps = o.eps().value_or(machine_epsilon(input.dtype()));
+  Tensor y = mul(x, rsqrt(add(mean(mul(x, x), dims, true), eps)));
+  if (o.weight().defined()) y = mul(y, o.weight().to(compute));
+  return y.to(input.dtype());
+}
+
+}  // namespace functional
+
+namespace {
+
+void check_sizes(const char* layer, const std::vector<int64_t>& normalized_shape) {
+  for (int64_t s : normalized_shape)
+    if (s < 0)
+      throw ValueError(std::string(layer) + ": normalized_shape has a negative size: " + functional::tuple_repr(normalized_shape));
+}
+
+Shape shape_of(const std::vector<int64_t>& v) { return Shape(v); }
+
+}  // namespace
+
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& o) : options(o) {
+  check_sizes("LayerNorm", o.normalized_shape());
+  reset();
+}
+
+void LayerNormImpl::reset() {
+  const Shape s = shape_of(options.normalized_shape());
+  weight = options.elementwise_affine() ? register_parameter("weight", ones(s)) : Tensor();
+  bias = options.elementwise_affine() ? register_parameter("bias", zeros(s)) : Tensor();
+}
+
+void LayerNormImpl::reset_parameters() {
+  if (!options.elementwise_affine()) return;
+  NoGradGuard no_grad;
+  weight.fill_(1);
+  bias.zero_();
+}
+
+Tensor LayerNormImpl::forward(const Tensor& input) {
+  return functional::layer_norm(input, functional::LayerNormFuncOptions(options.normalized_shape())
+                                           .weight(weight)
+                                           .bias(bias)
+                                           .eps(options.eps()));
+}
+
+std::string LayerNormImpl::extra_repr() const {
+  return functional::tuple_repr(options.normalized_shape()) + ", eps=" + detail::python_float(options.eps()) +
+         ", elementwise_affine=" + (options.elementwise_affine() ? "True" : "False");
+}
+
+RMSNormImpl::RMSNormImpl(const RMSNormOptions& o) : options(o) {
+  check_sizes("RMSNorm", o.normalized_shape());
+  reset();
+}
+
+void RMSNormImpl::reset() {
+  weight = options.elementwise_affine() ? register_parameter("weight", ones(shape_of(options.normalized_shape()))) : Tensor();
+}
+
+void RMSNormImpl::reset_parameters() {
+  if (!options.elementwise_affine()) return;
+  NoGradGuard no_grad;
+  weight.fill_(1);
+}
+
+Tensor RMSNormImpl::forward(const Tensor& input) {
+  return functional::rms_norm(input, functional::RMSNormFuncOptions(options.normalized_shape()).weight(weight).eps(options.eps()));
+}
+
+std::string RMSNormImpl::extra_repr() const {
+  return functional::tuple_repr(options.normalized_shape()) +
+         ", eps=" + (options.eps() ? detail::python_float(*options.eps()) : std::string("None")) +
+         ", elementwise_affine=" + (options.elementwise_affine() ? "True" : "False");
+}
+
+}  // namespace locus::nn

@@ -1,0 +1,155 @@
+"""Golden family `transformer`: the transformer's building blocks so far: layer_norm (trailing
+dims of any rank, with and without weight and bias), rms_norm (PyTorch 2.4's F.rms_norm, which
+1.13 lacks: its formula x * rsqrt(mean(x^2) + eps) * weight, eps defaulting to finfo(dtype).eps),
+and embedding (int64 and int32 ids, padding_idx with its row's gradient 0, scale_grad_by_freq,
+max_norm's renormalisation), each with its errors.
+
+float32/float64 value cases use small dyadic values (k / 4); float64 gradient cases use
+generate.gvals. `normalized_shape=5` or `normalized_shape=3,4`."""
+
+import torch
+import torch.nn.functional as Fn
+
+import generate as g
+from generate import In, T
+
+DTYPES = ('float32', 'float64')
+
+
+def seeded(out):
+    r = g.rng_for('trgout/%s' % (list(out.shape),))
+    return T([round(r.uniform(-1.5, 1.5), 2) for _ in range(out.numel())], g.NAME[out.dtype], list(out.shape))
+
+
+def vals(d, shape, key, grad=False):
+    return g.gvals(shape, 'trg/' + key) if grad else g.small(d, shape, 'tr/' + key)
+
+
+def norm_cases(F, op, fn, cases, with_bias):
+    for name, xs, ns, affine, extra in cases:
+        args = dict({'normalized_shape': ns}, **extra)
+        names = ['input'] + (['weight'] + (['bias'] if with_bias else []) if affine else [])
+        shapes = [xs] + [ns] * (len(names) - 1)
+        cid = '%s/%s' % (op, name)
+        for d in DTYPES:
+            F.case('%s/%s' % (cid, d), op, args, [In(n, vals(d, s, cid + n)) for n, s in zip(names, shapes)],
+                   fn(names, args))
+        F.case(cid + '/grad', op, args, [In(n, vals('float64', s, cid + n, True), rg=True) for n, s in zip(names, shapes)],
+               fn(names, args), gout=seeded)
+
+
+def layer_norm_fn(names, args):
+    def f(*ts):
+        kw = dict(zip(names, ts))
+        return Fn.layer_norm(kw['input'], list(args['normalized_shape']), kw.get('weight'), kw.get('bias'),
+                             eps=args.get('eps', 1e-5))
+    return f
+
+
+def rms_norm_fn(names, args):
+    def f(*ts):
+        kw = dict(zip(names, ts))
+        x, ns = kw['input'], list(args['normalized_shape'])
+        if list(x.shape[x.dim() - len(ns):]) != ns:
+            raise RuntimeError('Given normalized_shape=%s, expected input with shape [*, %s], but got input of size%s'
+                               % (ns, ', '.join(map(str, ns)), list(x.shape)))
+        w = kw.get('weight')
+        if w is not None and list(w.shape) != ns:
+            raise RuntimeError('Expected weight to be of same shape as normalized_shape')
+        eps = args.get('eps', torch.finfo(x.dtype).eps)
+        dims = tuple(range(x.dim() - len(ns), x.dim()))
+        y = x * torch.rsqrt((x * x).mean(dims, keepdim=True) + eps)
+        return y * w if w is not None else y
+    return f
+
+
+def norms(F):
+    cases = [
+        ('3d_last', [2, 3, 5], [5], True, {}),
+        ('3d_last_plain', [2, 3, 5], [5], False, {}),
+        ('3d_two_dims', [2, 3, 4], [3, 4], True, {'eps': 1e-3}),
+        ('1d', [6], [6], True, {}),
+        ('4d_last', [2, 2, 3, 4], [4], True, {}),
+        ('whole', [2, 3, 4], [2, 3, 4], False, {'eps': 0.1}),
+    ]
+    norm_cases(F, 'layer_norm', layer_norm_fn, cases, True)
+    norm_cases(F, 'rms_norm', rms_norm_fn, cases + [('eps_given', [3, 5], [5], True, {'eps': 1e-2})], False)
+    for view in ('t', 'step2'):
+        for op, fn, with_bias in (('layer_norm', layer_norm_fn, True), ('rms_norm', rms_norm_fn, False)):
+            names = ['input', 'weight'] + (['bias'] if with_bias else [])
+            specs = [In('input', vals('float32', [3, 4], 'v' + op + view), view)] + \
+                [In(n, vals('float32', [4], 'v' + op + view + n)) for n in names[1:]]
+            F.case('%s/view_%s' % (op, view), op, {'normalized_shape': [4]}, specs, fn(names, {'normalized_shape': [4]}))
+    errs = [
+        ('trailing_mismatch', [2, 3, 4], [5], []),
+        ('rank_too_small', [5], [2, 5], []),
+        ('weight_size', [2, 5], [5], [('weight', [4])]),
+        ('bias_size', [2, 5], [5], [('weight', [5]), ('bias', [4])]),
+    ]
+    for name, xs, ns, extra in errs:
+        ins = [In('input', vals('float32', xs, 'e' + name))] + [In(n, vals('float32', s, 'e' + name + n)) for n, s in extra]
+        names = ['input'] + [n for n, _ in extra]
+        F.case('layer_norm/error/' + name, 'layer_norm', {'normalized_shape': ns}, ins,
+               layer_norm_fn(names, {'normalized_shape': ns}))
+        if 'bias' not in names:
+            F.case('rms_norm/error/' + name, 'rms_norm', {'normalized_shape': ns}, ins,
+                   rms_norm_fn(names, {'normalized_shape': ns}))
+
+
+def ids(d, shape, key, rows, repeats=False):
+    r = g.rng_for('trids/' + key)
+    n = 1
+    for s in shape:
+        n *= s
+    v = [r.randrange(rows // 2 if repeats else rows) for _ in range(n)]
+    return T(v, d, shape)
+
+
+def embedding_fn(args):
+    def f(i, w):
+        if 'max_norm' in args:
+            w = w.clone()  # renormalised in place: the case's recorded weight stays the given one
+        return Fn.embedding(i, w, padding_idx=args.get('padding_idx'), max_norm=args.get('max_norm'),
+                            norm_type=args.get('norm_type', 2.0), scale_grad_by_freq=args.get('scale_grad_by_freq', False))
+    return f
+
+
+def embeddings(F):
+    cases = [
+        ('basic', [2, 3], 'int64', [10, 4], {}),
+        ('int32_ids', [5], 'int32', [7, 3], {}),
+        ('3d_ids', [2, 2, 3], 'int64', [9, 2], {}),
+        ('padding', [3, 4], 'int64', [6, 3], {'padding_idx': 0}),
+        ('padding_negative', [3, 4], 'int64', [6, 3], {'padding_idx': -1}),
+        ('freq', [4, 5], 'int64', [8, 3], {'scale_grad_by_freq': True}),
+        ('freq_padding', [4, 5], 'int64', [8, 3], {'scale_grad_by_freq': True, 'padding_idx': 2}),
+        ('max_norm', [2, 4], 'int64', [6, 5], {'max_norm': 1.0}),
+        ('max_norm_p1', [2, 4], 'int64', [6, 5], {'max_norm': 2.0, 'norm_type': 1.0}),
+        ('scalar_id', [], 'int64', [5, 3], {}),
+    ]
+    for name, ishape, idt, wshape, args in cases:
+        cid = 'embedding/' + name
+        index = ids(idt, ishape, cid, wshape[0], repeats='freq' in name or 'padding' in name)
+        for d in DTYPES:
+            F.case('%s/%s' % (cid, d), 'embedding', args, [In('input', index), In('weight', vals(d, wshape, cid))],
+                   embedding_fn(args))
+        if 'max_norm' not in args:
+            F.case(cid + '/grad', 'embedding', args,
+                   [In('input', index), In('weight', vals('float64', wshape, cid, True), rg=True)], embedding_fn(args), gout=seeded)
+    w = vals('float32', [5, 3], 'errw')
+    F.case('embedding/error/float_ids', 'embedding', {}, [In('input', vals('float32', [3], 'errf')), In('weight', w)],
+           embedding_fn({}))
+    F.case('embedding/error/id_too_large', 'embedding', {}, [In('input', T([1, 5], 'int64', [2])), In('weight', w)],
+           embedding_fn({}))
+    F.case('embedding/error/id_negative', 'embedding', {}, [In('input', T([-1, 2], 'int64', [2])), In('weight', w)],
+           embedding_fn({}))
+    for p in (5, -6):
+        F.case('embedding/error/padding_%d' % p, 'embedding', {'padding_idx': p},
+               [In('input', T([1, 2], 'int64', [2])), In('weight', w)], embedding_fn({'padding_idx': p}))
+
+
+def generate():
+    F = g.Family('transformer')
+    norms(F)
+    embeddings(F)
+    return F

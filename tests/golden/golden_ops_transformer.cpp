@@ -1,0 +1,56 @@
+// The Locus calls of the `transformer` golden family (gen_transformer.py): F::layer_norm,
+// F::rms_norm and F::embedding. `normalized_shape=5` or `normalized_shape=3,4`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+#include "tests/golden/golden_ops.h"
+
+namespace locus::golden {
+namespace {
+
+namespace F = locus::nn::functional;
+
+// The input called `name`, or an undefined tensor when the case has none.
+Tensor named(const Ctx& c, const char* name) {
+  for (size_t k = 0; k < c.c.ins.size(); ++k)
+    if (c.c.ins[k].name == name) return c.x(k);
+  return Tensor();
+}
+
+std::vector<int64_t> normalized_shape(const Ctx& c) {
+  const Shape s = c.list("normalized_shape");
+  return {s.begin(), s.end()};
+}
+
+const OpRegistrar registered{
+    {"layer_norm",
+     [](const Ctx& c) -> Outs {
+       return {F::layer_norm(c.x(0), F::LayerNormFuncOptions(normalized_shape(c))
+                                         .weight(named(c, "weight"))
+                                         .bias(named(c, "bias"))
+                                         .eps(c.f64("eps", 1e-5)))};
+     }},
+    {"rms_norm",
+     [](const Ctx& c) -> Outs {
+       F::RMSNormFuncOptions o(normalized_shape(c));
+       o.weight(named(c, "weight"));
+       if (c.has("eps")) o.eps(c.f64("eps"));
+       return {F::rms_norm(c.x(0), o)};
+     }},
+    {"embedding",
+     [](const Ctx& c) -> Outs {
+       F::EmbeddingFuncOptions o;
+       if (c.has("padding_idx")) o.padding_idx(c.i64("padding_idx"));
+       if (c.has("max_norm")) o.max_norm(c.f64("max_norm"));
+       o.norm_type(c.f64("norm_type", 2.0)).scale_grad_by_freq(c.flag("scale_grad_by_freq"));
+       // max_norm renormalises the table in place: a copy, as the generator's.
+       const Tensor weight = c.has("max_norm") ? c.x(1).clone() : c.x(1);
+       return {F::embedding(c.x(0), weight, o)};
+     }},
+};
+
+}  // namespace
+}  // namespace locus::golden

@@ -1,0 +1,128 @@
+// The transformer's layers as modules so far: nn::Embedding (initialisation, padding row,
+// from_pretrained, option checks, the out-of-range id's message), nn::LayerNorm and nn::RMSNorm
+// (state_dict names, reprs, autocast), beside the golden family `transformer` for the values.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+#include "tests/expect_error.h"
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+namespace F = nn::functional;
+using testing::values;
+
+std::vector<std::string> keys(const nn::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : m.state_dict()) out.push_back(name);
+  return out;
+}
+
+TEST(TransformerLayers, EmbeddingStartsStandardNormalWithThePaddingRowZero) {
+  manual_seed(0);
+  nn::Embedding e(nn::EmbeddingOptions(400, 50).padding_idx(-2));
+  EXPECT_EQ(*e->options.padding_idx(), 398);  // made non-negative, as PyTorch's
+  EXPECT_EQ(keys(*e), std::vector<std::string>{"weight"});
+  EXPECT_EQ(values(e->weight[398]), std::vector<double>(50, 0.0));
+  const std::vector<double> w = values(e->weight);
+  double sum = 0, squares = 0;
+  for (double v : w) sum += v, squares += v * v;
+  const double n = static_cast<double>(w.size()) - 50, mean = sum / n, var = squares / n - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.03);  // 19950 draws: the standard error is 0.007
+  EXPECT_NEAR(var, 1.0, 0.05);
+}
+
+TEST(TransformerLayers, EmbeddingPaddingRowGetsNoGradient) {
+  nn::Embedding e(nn::EmbeddingOptions(5, 2).padding_idx(1));
+  const Tensor ids = tensor(std::vector<int64_t>{1, 3, 1, 0}).view({2, 2});
+  e(ids).sum().backward();
+  EXPECT_EQ(values(e->weight.grad()), (std::vector<double>{1, 1, 0, 0, 0, 0, 1, 1, 0, 0}));
+}
+
+TEST(TransformerLayers, FromPretrainedSharesTheTableAndFreezesIt) {
+  const Tensor table = arange(12, TensorOptions().dtype(kFloat32)).view({4, 3});
+  nn::Embedding frozen = nn::Embedding::from_pretrained(table);
+  EXPECT_FALSE(frozen->weight.requires_grad());
+  EXPECT_EQ(frozen->weight.data_ptr(), table.data_ptr());
+  EXPECT_EQ(values(frozen(tensor(std::vector<int64_t>{2}))), (std::vector<double>{6, 7, 8}));
+  nn::Embedding trainable = nn::Embedding::from_pretrained(table.clone(), nn::EmbeddingFromPretrainedOptions().freeze(false));
+  EXPECT_TRUE(trainable->weight.requires_grad());
+  testing::expect_error<ValueError>([] { nn::Embedding::from_pretrained(zeros({3})); },
+                                    "Embedding::from_pretrained: Embeddings parameter is expected to be 2-dimensional");
+}
+
+TEST(TransformerLayers, EmbeddingRefusesBadOptions) {
+  testing::expect_error<ValueError>([] { nn::Embedding(nn::EmbeddingOptions(5, 2).padding_idx(5)); },
+                                    "Embedding: Padding_idx must be within num_embeddings (got 5 for 5 rows)");
+  testing::expect_error<ValueError>([] { nn::Embedding(0, 2); },
+                                    "Embedding: num_embeddings and embedding_dim must be positive, got 0 and 2");
+  testing::expect_error<NotImplementedError>(
+      [] { nn::Embedding(nn::EmbeddingOptions(5, 2).sparse(true)); },
+      "Embedding: sparse gradients are not supported: Locus has no sparse tensors (use sparse=false)");
+  testing::expect_error<ShapeError>([] { nn::Embedding(nn::EmbeddingOptions(5, 2)._weight(zeros({5, 3}))); },
+                                    "Embedding: Shape of weight does not match num_embeddings and embedding_dim");
+}
+
+// An id outside the table names itself and the table's size (PyTorch: "index out of range in self").
+TEST(TransformerLayers, AnOutOfRangeIdNamesItselfAndTheTableSize) {
+  nn::Embedding e(10, 4);
+  try {
+    e(tensor(std::vector<int64_t>{3, 12}));
+    FAIL() << "no error";
+  } catch (const IndexError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("12"), std::string::npos) << what;
+    EXPECT_NE(what.find("10"), std::string::npos) << what;
+  }
+}
+
+TEST(TransformerLayers, NormStateDictsAndReprsArePyTorchs) {
+  nn::LayerNorm ln(nn::LayerNormOptions({128}));
+  EXPECT_EQ(keys(*ln), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(ln->extra_repr(), "(128,), eps=1e-05, elementwise_affine=True");
+  EXPECT_EQ(nn::LayerNorm(nn::LayerNormOptions({3, 4}).eps(1e-6).elementwise_affine(false))->extra_repr(),
+            "(3, 4), eps=1e-06, elementwise_affine=False");
+  EXPECT_TRUE(keys(*nn::LayerNorm(nn::LayerNormOptions({4}).elementwise_affine(false))).empty());
+  nn::RMSNorm rms(nn::RMSNormOptions({64}));
+  EXPECT_EQ(keys(*rms), std::vector<std::string>{"weight"});
+  EXPECT_EQ(rms->extra_repr(), "(64,), eps=None, elementwise_affine=True");
+  EXPECT_EQ(nn::RMSNorm(nn::RMSNormOptions({8}).eps(1e-6))->extra_repr(), "(8,), eps=1e-06, elementwise_affine=True");
+  EXPECT_EQ(nn::Embedding(nn::EmbeddingOptions(10, 3).max_norm(1.0).norm_type(1.0).scale_grad_by_freq(true))->extra_repr(),
+            "10, 3, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True");
+  testing::expect_error<ValueError>([] { nn::LayerNorm(nn::LayerNormOptions({4, -1})); },
+                                    "LayerNorm: normalized_shape has a negative size: (4, -1)");
+}
+
+// layer_norm is on autocast's float32 list: a bfloat16 input comes back float32, computed as the
+// float32 input would be.
+TEST(TransformerLayers, LayerNormRunsInFloat32UnderAutocast) {
+  manual_seed(1);
+  const Tensor x = randn({4, 16}).to(kBFloat16);
+  nn::LayerNorm ln(nn::LayerNormOptions({16}));
+  Tensor y;
+  {
+    const amp::AutocastGuard autocast(kCPU, kBFloat16);
+    y = ln(x);
+  }
+  EXPECT_EQ(y.dtype(), kFloat32);
+  EXPECT_EQ(values(y), values(ln(x.to(kFloat32))));
+}
+
+// RMSNorm's default eps is the input dtype's machine epsilon: it decides the output of an
+// all-zero row's neighbour, a row of tiny values.
+TEST(TransformerLayers, RmsNormDefaultEpsIsTheDtypesEpsilon) {
+  const Tensor tiny = full({1, 4}, 1e-4);
+  const double expected = 1e-4 / std::sqrt(1e-8 + 1.1920928955078125e-07);
+  for (double v : values(F::rms_norm(tiny, F::RMSNormFuncOptions({4})))) EXPECT_NEAR(v, expected, 1e-6);
+  const double expected64 = 1e-4 / std::sqrt(1e-8 + 2.220446049250313e-16);
+  for (double v : values(F::rms_norm(tiny.to(kFloat64), F::RMSNormFuncOptions({4})))) EXPECT_NEAR(v, expected64, 1e-9);
+}
+
+}  // namespace
+}  // namespace locus
