@@ -7,6 +7,7 @@ LOCUS_API_BEGIN
 
 #include "locus/accelerator.h"
 #include "locus/amp.h"
+#include "locus/attention.h"
 #include "locus/autograd.h"
 #include "locus/data.h"
 #include "locus/cuda.h"

@@ -1,8 +1,9 @@
 """Golden family `transformer`: the transformer's building blocks so far: layer_norm (trailing
 dims of any rank, with and without weight and bias), rms_norm (PyTorch 2.4's F.rms_norm, which
 1.13 lacks: its formula x * rsqrt(mean(x^2) + eps) * weight, eps defaulting to finfo(dtype).eps),
-and embedding (int64 and int32 ids, padding_idx with its row's gradient 0, scale_grad_by_freq,
-max_norm's renormalisation), each with its errors.
+embedding (int64 and int32 ids, padding_idx with its row's gradient 0, scale_grad_by_freq,
+max_norm's renormalisation), and scaled_dot_product_attention (PyTorch 2.x's definition, which
+1.13 lacks: computed here as its math composition), each with its errors.
 
 float32/float64 value cases use small dyadic values (k / 4); float64 gradient cases use
 generate.gvals. `normalized_shape=5` or `normalized_shape=3,4`."""
@@ -148,8 +149,85 @@ def embeddings(F):
                [In('input', T([1, 2], 'int64', [2])), In('weight', w)], embedding_fn({'padding_idx': p}))
 
 
+def sdpa_reference(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """PyTorch 2.x's F.scaled_dot_product_attention (dropout 0) as its documented math."""
+    if attn_mask is not None and is_causal:
+        raise RuntimeError('attn_mask should not be set when is_causal=True')
+    if q.size(-1) != k.size(-1) or k.size(-2) != v.size(-2):
+        raise RuntimeError('query, key and value shapes do not fit')
+    L, S = q.size(-2), k.size(-2)
+    s = 1 / (q.size(-1) ** 0.5) if scale is None else scale
+    scores = q @ k.transpose(-2, -1) * s
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(L, S, dtype=torch.bool).tril().logical_not(), float('-inf'))
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask.logical_not(), float('-inf')) if attn_mask.dtype == torch.bool \
+            else scores + attn_mask
+    return torch.softmax(scores, -1) @ v
+
+
+def sdpa_fn(names, args):
+    def f(*ts):
+        kw = dict(zip(names, ts))
+        return sdpa_reference(kw['query'], kw['key'], kw['value'], kw.get('attn_mask'), bool(args.get('is_causal')),
+                              args.get('scale'))
+    return f
+
+
+def bool_mask(shape, key):
+    """Every query keeps at least its first key, so no row is fully masked."""
+    r = g.rng_for('trmask/' + key)
+    v = [r.random() < 0.6 for _ in range(int(torch.tensor(shape).prod()))]
+    m = torch.tensor(v).reshape(shape)
+    m[..., 0] = True
+    return m
+
+
+def attention(F):
+    # (id, q, k, v shapes, mask: None / 'bool' / 'float' and its shape, args)
+    cases = [
+        ('3d', [2, 3, 4], [2, 5, 4], [2, 5, 6], None, {}),
+        ('4d_heads', [2, 2, 3, 4], [2, 2, 3, 4], [2, 2, 3, 4], None, {}),
+        ('2d', [4, 3], [5, 3], [5, 2], None, {}),
+        ('broadcast_batch', [2, 2, 3, 4], [1, 2, 4, 4], [1, 2, 4, 4], None, {}),
+        ('scale', [2, 3, 4], [2, 3, 4], [2, 3, 4], None, {'scale': 0.3}),
+        ('causal_square', [2, 4, 4], [2, 4, 4], [2, 4, 3], None, {'is_causal': True}),
+        ('causal_l_lt_s', [1, 3, 4], [1, 5, 4], [1, 5, 2], None, {'is_causal': True}),
+        ('bool_mask_ls', [2, 3, 4], [2, 5, 4], [2, 5, 4], ('bool', [3, 5]), {}),
+        ('bool_mask_per_batch', [2, 2, 3, 4], [2, 2, 4, 4], [2, 2, 4, 4], ('bool', [2, 1, 3, 4]), {}),
+        ('float_mask', [2, 3, 4], [2, 5, 4], [2, 5, 4], ('float', [3, 5]), {}),
+        ('float_mask_batched', [2, 3, 4], [2, 3, 4], [2, 3, 4], ('float', [2, 3, 3]), {'scale': 1.0}),
+    ]
+    for name, qs, ks, vs, mask, args in cases:
+        cid = 'sdpa/' + name
+        names = ['query', 'key', 'value'] + (['attn_mask'] if mask else [])
+        for d in DTYPES:
+            ins = [In(n, vals(d, sh, cid + n)) for n, sh in zip(names, (qs, ks, vs))]
+            if mask:
+                ins.append(In('attn_mask', bool_mask(mask[1], cid) if mask[0] == 'bool' else vals(d, mask[1], cid + 'm')))
+            F.case('%s/%s' % (cid, d), 'scaled_dot_product_attention', args, ins, sdpa_fn(names, args))
+        ins = [In(n, vals('float64', sh, cid + n, True), rg=True) for n, sh in zip(names, (qs, ks, vs))]
+        if mask:
+            ins.append(In('attn_mask', bool_mask(mask[1], cid)) if mask[0] == 'bool'
+                       else In('attn_mask', vals('float64', mask[1], cid + 'm', True), rg=True))
+        F.case(cid + '/grad', 'scaled_dot_product_attention', args, ins, sdpa_fn(names, args), gout=seeded)
+    view = [In('query', vals('float32', [2, 4, 3], 'sdvq'), 't'), In('key', vals('float32', [2, 4, 3], 'sdvk'), 'step2'),
+            In('value', vals('float32', [2, 4, 3], 'sdvv'))]
+    F.case('sdpa/views', 'scaled_dot_product_attention', {}, view, sdpa_fn(['query', 'key', 'value'], {}))
+    for name, qs, ks, vs in (('features_differ', [2, 3, 4], [2, 3, 5], [2, 3, 5]),
+                             ('lengths_differ', [2, 3, 4], [2, 3, 4], [2, 4, 4])):
+        F.case('sdpa/error/' + name, 'scaled_dot_product_attention', {},
+               [In(n, vals('float32', sh, name + n)) for n, sh in zip(('query', 'key', 'value'), (qs, ks, vs))],
+               sdpa_fn(['query', 'key', 'value'], {}))
+    F.case('sdpa/error/mask_and_causal', 'scaled_dot_product_attention', {'is_causal': True},
+           [In('query', vals('float32', [1, 2, 2], 'mcq')), In('key', vals('float32', [1, 2, 2], 'mck')),
+            In('value', vals('float32', [1, 2, 2], 'mcv')), In('attn_mask', bool_mask([2, 2], 'mc'))],
+           sdpa_fn(['query', 'key', 'value', 'attn_mask'], {'is_causal': True}))
+
+
 def generate():
     F = g.Family('transformer')
     norms(F)
     embeddings(F)
+    attention(F)
     return F

@@ -1,5 +1,6 @@
 // The Locus calls of the `transformer` golden family (gen_transformer.py): F::layer_norm,
-// F::rms_norm and F::embedding. `normalized_shape=5` or `normalized_shape=3,4`.
+// F::rms_norm, F::embedding and scaled_dot_product_attention. `normalized_shape=5` or
+// `normalized_shape=3,4`.
 
 #include <optional>
 #include <string>
@@ -49,6 +50,12 @@ const OpRegistrar registered{
        // max_norm renormalises the table in place: a copy, as the generator's.
        const Tensor weight = c.has("max_norm") ? c.x(1).clone() : c.x(1);
        return {F::embedding(c.x(0), weight, o)};
+     }},
+    {"scaled_dot_product_attention",
+     [](const Ctx& c) -> Outs {
+       const std::optional<double> scale = c.has("scale") ? std::optional<double>(c.f64("scale")) : std::nullopt;
+       return {scaled_dot_product_attention(named(c, "query"), named(c, "key"), named(c, "value"), named(c, "attn_mask"),
+                                            0.0, c.flag("is_causal"), scale)};
      }},
 };
 

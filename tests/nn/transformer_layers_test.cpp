@@ -124,5 +124,20 @@ TEST(TransformerLayers, RmsNormDefaultEpsIsTheDtypesEpsilon) {
   for (double v : values(F::rms_norm(tiny.to(kFloat64), F::RMSNormFuncOptions({4})))) EXPECT_NEAR(v, expected64, 1e-9);
 }
 
+// Attention dropout drops weights (rows no longer sum to 1) and always applies, as
+// F.scaled_dot_product_attention's; with p = 0 the result is the same as without.
+TEST(TransformerLayers, AttentionDropoutAppliesAndZeroIsNone) {
+  manual_seed(7);
+  const Tensor q = randn({2, 8, 4}), k = randn({2, 8, 4}), v = ones({2, 8, 1});
+  EXPECT_EQ(values(scaled_dot_product_attention(q, k, v, {}, 0.0)), values(scaled_dot_product_attention(q, k, v)));
+  // With v all ones, the output is each row's sum of kept weights / (1 - p): not 1 everywhere.
+  const std::vector<double> dropped = values(scaled_dot_product_attention(q, k, v, {}, 0.5));
+  int not_one = 0;
+  for (double x : dropped) not_one += std::abs(x - 1) > 1e-6;
+  EXPECT_GT(not_one, 0);
+  testing::expect_error<ValueError>([&] { scaled_dot_product_attention(q, k, v, {}, 1.5); },
+                                    "[locus::scaled_dot_product_attention] dropout_p must be between 0 and 1, got 1.500000");
+}
+
 }  // namespace
 }  // namespace locus
