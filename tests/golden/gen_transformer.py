@@ -2,8 +2,10 @@
 dims of any rank, with and without weight and bias), rms_norm (PyTorch 2.4's F.rms_norm, which
 1.13 lacks: its formula x * rsqrt(mean(x^2) + eps) * weight, eps defaulting to finfo(dtype).eps),
 embedding (int64 and int32 ids, padding_idx with its row's gradient 0, scale_grad_by_freq,
-max_norm's renormalisation), and scaled_dot_product_attention (PyTorch 2.x's definition, which
-1.13 lacks: computed here as its math composition), each with its errors.
+max_norm's renormalisation), scaled_dot_product_attention (PyTorch 2.x's definition, which
+1.13 lacks: computed here as its math composition), and nn.MultiheadAttention (its parameters
+given as inputs, named as in its state_dict; batch_first, unbatched, kdim/vdim, add_bias_kv,
+add_zero_attn, both mask kinds, need_weights and average_attn_weights), each with its errors.
 
 float32/float64 value cases use small dyadic values (k / 4); float64 gradient cases use
 generate.gvals. `normalized_shape=5` or `normalized_shape=3,4`."""
@@ -225,9 +227,118 @@ def attention(F):
            sdpa_fn(['query', 'key', 'value', 'attn_mask'], {'is_causal': True}))
 
 
+MHA_PARAMS = ('in_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v',
+              'out_proj.weight', 'out_proj.bias')
+
+
+def mha_fn(names, args):
+    """nn.MultiheadAttention(E, heads, ...) in eval mode with the given parameters; returns the
+    output and, with need_weights, the weights."""
+    def f(*ts):
+        kw = dict(zip(names, ts))
+        m = torch.nn.MultiheadAttention(args['embed_dim'], args['num_heads'], bias=args.get('bias', True),
+                                        add_bias_kv=bool(args.get('add_bias_kv')), add_zero_attn=bool(args.get('add_zero_attn')),
+                                        kdim=args.get('kdim'), vdim=args.get('vdim'), batch_first=bool(args.get('batch_first')),
+                                        dtype=kw['query'].dtype)
+        m.eval()
+        for n in MHA_PARAMS:
+            if n in kw:
+                owner, attr = (m.out_proj, n.split('.')[1]) if n.startswith('out_proj') else (m, n)
+                delattr(owner, attr)
+                setattr(owner, attr, kw[n])
+        need = args.get('need_weights', True)
+        out, w = m(kw['query'], kw['key'], kw['value'], key_padding_mask=kw.get('key_padding_mask'), need_weights=need,
+                   attn_mask=kw.get('attn_mask'), average_attn_weights=args.get('average_attn_weights', True))
+        return (out, w) if need else out
+    return f
+
+
+def mha_inputs(d, cid, args, layout, grad):
+    e, heads = args['embed_dim'], args['num_heads']
+    kdim, vdim = args.get('kdim', e), args.get('vdim', e)
+    L, S, N = layout
+    def shape(n, feat):
+        if N is None:
+            return [n, feat]
+        return [N, n, feat] if args.get('batch_first') else [n, N, feat]
+    specs = [('query', shape(L, e)), ('key', shape(S, kdim)), ('value', shape(S, vdim))]
+    if kdim == e and vdim == e:
+        specs.append(('in_proj_weight', [3 * e, e]))
+    else:
+        specs += [('q_proj_weight', [e, e]), ('k_proj_weight', [e, kdim]), ('v_proj_weight', [e, vdim])]
+    if args.get('bias', True):
+        specs.append(('in_proj_bias', [3 * e]))
+    if args.get('add_bias_kv'):
+        specs += [('bias_k', [1, 1, e]), ('bias_v', [1, 1, e])]
+    specs.append(('out_proj.weight', [e, e]))
+    if args.get('bias', True):
+        specs.append(('out_proj.bias', [e]))
+    ins = []
+    for n, sh in specs:
+        t = g.gvals(sh, 'trmha/' + cid + n, -0.8, 0.8) if grad else vals(d, sh, cid + n)
+        if not grad and n not in ('query', 'key', 'value'):
+            t = t / 4  # keep the scores moderate: softmax stays away from saturation
+        ins.append(In(n, t, rg=grad))
+    return ins
+
+
+def multihead(F):
+    base = {'embed_dim': 8, 'num_heads': 2}
+    # (id, extra args, (L, S, N or None), masks: list of (name, kind, shape))
+    cases = [
+        ('basic', {}, (3, 4, 2), []),
+        ('batch_first', {'batch_first': True}, (3, 4, 2), []),
+        ('unbatched', {}, (3, 5, None), []),
+        ('self_four_heads', {'num_heads': 4}, (4, 4, 2), []),
+        ('kdim_vdim', {'kdim': 6, 'vdim': 4}, (3, 4, 2), []),
+        ('no_bias', {'bias': False}, (3, 4, 2), []),
+        ('bias_kv', {'add_bias_kv': True}, (3, 4, 2), []),
+        ('zero_attn', {'add_zero_attn': True}, (3, 4, 2), []),
+        ('bias_kv_zero_attn_masks', {'add_bias_kv': True, 'add_zero_attn': True}, (3, 4, 2),
+         [('attn_mask', 'bool', [3, 4]), ('key_padding_mask', 'bool', [2, 4])]),
+        ('bool_attn_mask', {}, (3, 4, 2), [('attn_mask', 'bool', [3, 4])]),
+        ('float_attn_mask_3d', {}, (3, 4, 2), [('attn_mask', 'float', [4, 3, 4])]),
+        ('key_padding', {}, (3, 4, 2), [('key_padding_mask', 'bool', [2, 4])]),
+        ('key_padding_float_mask', {'batch_first': True}, (3, 4, 2),
+         [('attn_mask', 'float', [3, 4]), ('key_padding_mask', 'bool', [2, 4])]),
+        ('per_head_weights', {'average_attn_weights': False}, (3, 4, 2), []),
+        ('no_weights', {'need_weights': False}, (3, 4, 2), []),
+    ]
+    for name, extra, layout, masks in cases:
+        args = dict(base, **extra)
+        cid = 'mha/' + name
+        for d in DTYPES:
+            ins = mha_inputs(d, cid, args, layout, False)
+            for mn, kind, sh in masks:
+                if kind == 'bool':
+                    m = bool_mask(sh, cid + mn).logical_not()  # PyTorch's polarity: true = masked; key 0 stays
+                    ins.append(In(mn, m))
+                else:
+                    ins.append(In(mn, vals(d, sh, cid + mn)))
+            F.case('%s/%s' % (cid, d), 'multihead_attention', args, ins, mha_fn([i.name for i in ins], args))
+        ins = mha_inputs('float64', cid, args, layout, True)
+        for mn, kind, sh in masks:
+            ins.append(In(mn, bool_mask(sh, cid + mn).logical_not() if kind == 'bool' else vals('float64', sh, cid + mn)))
+        fn = mha_fn([i.name for i in ins], args)
+        F.case(cid + '/grad', 'multihead_attention', args, ins, lambda *a, fn=fn: first(fn(*a)), gout=seeded)
+    for name, masks in (('attn_mask_shape', [('attn_mask', 'bool', [3, 3])]),
+                        ('attn_mask_3d_shape', [('attn_mask', 'float', [2, 3, 4])]),
+                        ('key_padding_shape', [('key_padding_mask', 'bool', [2, 3])])):
+        cid = 'mha/error/' + name
+        ins = mha_inputs('float32', cid, base, (3, 4, 2), False)
+        for mn, kind, sh in masks:
+            ins.append(In(mn, bool_mask(sh, cid) if kind == 'bool' else vals('float32', sh, cid)))
+        F.case(cid, 'multihead_attention', base, ins, mha_fn([i.name for i in ins], base))
+
+
+def first(r):
+    return r[0] if isinstance(r, (tuple, list)) else r
+
+
 def generate():
     F = g.Family('transformer')
     norms(F)
     embeddings(F)
     attention(F)
+    multihead(F)
     return F

@@ -1,5 +1,6 @@
 // The Locus calls of the `transformer` golden family (gen_transformer.py): F::layer_norm,
-// F::rms_norm, F::embedding and scaled_dot_product_attention. `normalized_shape=5` or
+// F::rms_norm, F::embedding, scaled_dot_product_attention and nn::MultiheadAttention (its
+// parameters are the case's inputs, named as in its state_dict). `normalized_shape=5` or
 // `normalized_shape=3,4`.
 
 #include <optional>
@@ -26,7 +27,35 @@ std::vector<int64_t> normalized_shape(const Ctx& c) {
   return {s.begin(), s.end()};
 }
 
+// nn::MultiheadAttention in eval mode whose parameters are the case's inputs themselves, so the
+// gradients reach them.
+Outs multihead_attention(const Ctx& c) {
+  nn::MultiheadAttentionOptions o(c.i64("embed_dim"), c.i64("num_heads"));
+  o.bias(!c.has("bias") || c.flag("bias")).add_bias_kv(c.flag("add_bias_kv")).add_zero_attn(c.flag("add_zero_attn"));
+  o.batch_first(c.flag("batch_first"));
+  if (c.has("kdim")) o.kdim(c.i64("kdim"));
+  if (c.has("vdim")) o.vdim(c.i64("vdim"));
+  nn::MultiheadAttention m(o);
+  m->eval();
+  m->to(named(c, "query").dtype());
+  m->in_proj_weight = named(c, "in_proj_weight");
+  m->q_proj_weight = named(c, "q_proj_weight");
+  m->k_proj_weight = named(c, "k_proj_weight");
+  m->v_proj_weight = named(c, "v_proj_weight");
+  m->in_proj_bias = named(c, "in_proj_bias");
+  m->bias_k = named(c, "bias_k");
+  m->bias_v = named(c, "bias_v");
+  m->out_proj->weight = named(c, "out_proj.weight");
+  m->out_proj->bias = named(c, "out_proj.bias");
+  const bool need_weights = !c.has("need_weights") || c.flag("need_weights");
+  auto [out, weights] = m(named(c, "query"), named(c, "key"), named(c, "value"), named(c, "key_padding_mask"), need_weights,
+                          named(c, "attn_mask"), !c.has("average_attn_weights") || c.flag("average_attn_weights"));
+  if (!need_weights) return {out};
+  return {out, weights};
+}
+
 const OpRegistrar registered{
+    {"multihead_attention", multihead_attention},
     {"layer_norm",
      [](const Ctx& c) -> Outs {
        return {F::layer_norm(c.x(0), F::LayerNormFuncOptions(normalized_shape(c))

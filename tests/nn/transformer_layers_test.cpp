@@ -139,5 +139,40 @@ TEST(TransformerLayers, AttentionDropoutAppliesAndZeroIsNone) {
                                     "[locus::scaled_dot_product_attention] dropout_p must be between 0 and 1, got 1.500000");
 }
 
+TEST(TransformerLayers, MultiheadAttentionStateDictIsPyTorchs) {
+  nn::MultiheadAttention packed(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true));
+  EXPECT_EQ(keys(*packed),
+            (std::vector<std::string>{"in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "out_proj.weight", "out_proj.bias"}));
+  EXPECT_EQ(values(packed->in_proj_bias), std::vector<double>(24, 0.0));
+  EXPECT_EQ(values(packed->out_proj->bias), std::vector<double>(8, 0.0));
+  nn::MultiheadAttention separate(nn::MultiheadAttentionOptions(8, 2).kdim(6).vdim(4));
+  EXPECT_EQ(keys(*separate), (std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                                                       "out_proj.weight", "out_proj.bias"}));
+  EXPECT_EQ(separate->k_proj_weight.shape(), (Shape{8, 6}));
+  EXPECT_EQ(separate->v_proj_weight.shape(), (Shape{8, 4}));
+  testing::expect_error<ValueError>([] { nn::MultiheadAttention(7, 2); },
+                                    "MultiheadAttention: embed_dim must be divisible by num_heads");
+}
+
+// Dropout on the attention weights acts in training mode only; the weights returned are the
+// dropped ones the values were weighted with, as PyTorch's (rows no longer sum to 1).
+TEST(TransformerLayers, MultiheadAttentionDropoutOnlyInTraining) {
+  manual_seed(3);
+  nn::MultiheadAttention m(nn::MultiheadAttentionOptions(8, 2).dropout(0.5));
+  const Tensor x = randn({5, 3, 8});
+  m->eval();
+  const auto [eval_out, eval_weights] = m(x, x, x);
+  const auto [again, again_weights] = m(x, x, x);
+  EXPECT_EQ(values(eval_out), values(again));
+  m->train();
+  const auto [train_out, train_weights] = m(x, x, x);
+  EXPECT_NE(values(train_out), values(eval_out));
+  EXPECT_EQ(train_weights.shape(), (Shape{3, 5, 5}));
+  for (double w : values(sum(eval_weights, Shape{2}))) EXPECT_NEAR(w, 1.0, 1e-5);
+  int off = 0;
+  for (double w : values(sum(train_weights, Shape{2}))) off += std::abs(w - 1.0) > 1e-3;
+  EXPECT_GT(off, 0);
+}
+
 }  // namespace
 }  // namespace locus
