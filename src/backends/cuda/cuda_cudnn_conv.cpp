@@ -152,9 +152,10 @@ Plan build(const ops::ConvArgs& a, bool tf32, cudnnHandle_t handle) {
   return plan;
 }
 
-// The calling thread's plan for `a` (Note [cuDNN convolutions]).
+// The calling thread's plan for `a` (Note [cuDNN convolutions]). Never destroyed, as the
+// handles: the main thread's would otherwise be torn down at exit, after the CUDA context.
 const Plan& plan_for(const ops::ConvArgs& a, cudnnHandle_t handle) {
-  thread_local std::map<PlanKey, Plan> plans;
+  thread_local std::map<PlanKey, Plan>& plans = *new std::map<PlanKey, Plan>;
   const bool tf32 = a.dtype == DType::Float32 && cuda::allow_tf32();
   const PlanKey key = key_of(a, tf32);
   auto it = plans.find(key);
