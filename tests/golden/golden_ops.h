@@ -22,6 +22,13 @@ struct Ctx {
   Device dev;
 
   const Tensor& x(size_t k) const { return in.at(k); }
+  /// The input called `name`, or an undefined tensor when the case has none (an optional bias,
+  /// weight, mask or running statistic).
+  Tensor named(const char* name) const {
+    for (size_t k = 0; k < c.ins.size(); ++k)
+      if (c.ins[k].name == name) return x(k);
+    return Tensor();
+  }
   bool has(const char* key) const { return c.args.count(key) != 0; }
   const std::string& str(const char* key) const {
     auto it = c.args.find(key);

@@ -21,13 +21,6 @@ namespace {
 
 namespace F = locus::nn::functional;
 
-// The input called `name`, or an undefined tensor when the case has none (an optional bias,
-// weight or running statistic).
-Tensor named(const Ctx& c, const char* name) {
-  for (size_t k = 0; k < c.c.ins.size(); ++k)
-    if (c.c.ins[k].name == name) return c.x(k);
-  return Tensor();
-}
 
 std::vector<int64_t> vec(const Shape& s) { return {s.begin(), s.end()}; }
 
@@ -50,7 +43,7 @@ nn::ConvPadding<D> conv_padding(const Ctx& c) {
 template <size_t D>
 F::ConvFuncOptions<D> conv_options(const Ctx& c) {
   F::ConvFuncOptions<D> o;
-  o.bias(named(c, "bias"))
+  o.bias(c.named("bias"))
       .stride(sizes<D>(c, "stride", 1))
       .padding(conv_padding<D>(c))
       .dilation(sizes<D>(c, "dilation", 1))
@@ -60,7 +53,7 @@ F::ConvFuncOptions<D> conv_options(const Ctx& c) {
 
 F::ConvTranspose2dFuncOptions conv_transpose_options(const Ctx& c) {
   F::ConvTranspose2dFuncOptions o;
-  o.bias(named(c, "bias"))
+  o.bias(c.named("bias"))
       .stride(sizes<2>(c, "stride", 1))
       .padding(sizes<2>(c, "padding", 0))
       .output_padding(sizes<2>(c, "output_padding", 0))
@@ -105,12 +98,12 @@ Outs pair(const std::tuple<Tensor, Tensor>& r) { return {std::get<0>(r), std::ge
 
 // batch_norm: the output, then (training with running statistics) the updated statistics.
 Outs batch_norm(const Ctx& c) {
-  const Tensor running_mean = named(c, "running_mean"), running_var = named(c, "running_var");
+  const Tensor running_mean = c.named("running_mean"), running_var = c.named("running_var");
   const bool training = c.flag("training");
   Tensor y = F::batch_norm(c.x(0), running_mean, running_var,
                            F::BatchNormFuncOptions()
-                               .weight(named(c, "weight"))
-                               .bias(named(c, "bias"))
+                               .weight(c.named("weight"))
+                               .bias(c.named("bias"))
                                .training(training)
                                .momentum(c.f64("momentum", 0.1))
                                .eps(c.f64("eps", 1e-5)));
@@ -120,13 +113,13 @@ Outs batch_norm(const Ctx& c) {
 
 // instance_norm: the output, then (use_input_stats with running statistics) the updated ones.
 Outs instance_norm(const Ctx& c) {
-  const Tensor running_mean = named(c, "running_mean"), running_var = named(c, "running_var");
+  const Tensor running_mean = c.named("running_mean"), running_var = c.named("running_var");
   const bool use_input_stats = !c.has("use_input_stats") || c.flag("use_input_stats");
   Tensor y = F::instance_norm(c.x(0), F::InstanceNormFuncOptions()
                                           .running_mean(running_mean)
                                           .running_var(running_var)
-                                          .weight(named(c, "weight"))
-                                          .bias(named(c, "bias"))
+                                          .weight(c.named("weight"))
+                                          .bias(c.named("bias"))
                                           .use_input_stats(use_input_stats)
                                           .momentum(c.f64("momentum", 0.1))
                                           .eps(c.f64("eps", 1e-5)));
@@ -160,20 +153,20 @@ Outs batch_norm_module(const Ctx& c) {
   if (c.str("momentum") == "none") o.momentum(std::nullopt);
   else o.momentum(c.f64("momentum"));
   nn::BatchNorm2d bn(o);
-  bn->to(c.dev, named(c, "weight").dtype());
+  bn->to(c.dev, c.named("weight").dtype());
   {
     NoGradGuard no_grad;
-    bn->weight.copy_(named(c, "weight"));
-    bn->bias.copy_(named(c, "bias"));
+    bn->weight.copy_(c.named("weight"));
+    bn->bias.copy_(c.named("bias"));
   }
   bn->train();
   Outs outs;
-  for (const char* step : {"x1", "x2", "x3"}) outs.push_back(bn(named(c, step)));
+  for (const char* step : {"x1", "x2", "x3"}) outs.push_back(bn(c.named(step)));
   outs.push_back(bn->running_mean.clone());
   outs.push_back(bn->running_var.clone());
   outs.push_back(bn->num_batches_tracked.clone());
   bn->eval();
-  outs.push_back(bn(named(c, "x_eval")));
+  outs.push_back(bn(c.named("x_eval")));
   return outs;
 }
 
@@ -264,8 +257,8 @@ const OpRegistrar registered{
     {"group_norm",
      [](const Ctx& c) -> Outs {
        return {F::group_norm(c.x(0), F::GroupNormFuncOptions(c.i64("num_groups"))
-                                         .weight(named(c, "weight"))
-                                         .bias(named(c, "bias"))
+                                         .weight(c.named("weight"))
+                                         .bias(c.named("bias"))
                                          .eps(c.f64("eps", 1e-5)))};
      }},
     {"instance_norm", instance_norm},

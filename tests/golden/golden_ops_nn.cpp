@@ -15,12 +15,6 @@ namespace {
 
 namespace F = locus::nn::functional;
 
-// The input called `name`, or an undefined tensor when the case has none (an optional weight).
-Tensor named(const Ctx& c, const char* name) {
-  for (size_t k = 0; k < c.c.ins.size(); ++k)
-    if (c.c.ins[k].name == name) return c.x(k);
-  return Tensor();
-}
 
 // A comma-separated list of integers (negative ones included).
 std::vector<int64_t> ints(const std::string& s) {
@@ -104,21 +98,21 @@ const OpRegistrar registered{
     {"binary_cross_entropy",
      [](const Ctx& c) -> Outs {
        return {F::binary_cross_entropy(
-           c.x(0), c.x(1), F::BinaryCrossEntropyFuncOptions().weight(named(c, "weight")).reduction(c.reduction()))};
+           c.x(0), c.x(1), F::BinaryCrossEntropyFuncOptions().weight(c.named("weight")).reduction(c.reduction()))};
      }},
     {"binary_cross_entropy_with_logits",
      [](const Ctx& c) -> Outs {
        return {F::binary_cross_entropy_with_logits(c.x(0), c.x(1),
                                                    F::BinaryCrossEntropyWithLogitsFuncOptions()
-                                                       .weight(named(c, "weight"))
-                                                       .pos_weight(named(c, "pos_weight"))
+                                                       .weight(c.named("weight"))
+                                                       .pos_weight(c.named("pos_weight"))
                                                        .reduction(c.reduction()))};
      }},
     {"F.cross_entropy",
      [](const Ctx& c) -> Outs {
        return {F::cross_entropy(c.x(0), c.x(1),
                                 F::CrossEntropyFuncOptions()
-                                    .weight(named(c, "weight"))
+                                    .weight(c.named("weight"))
                                     .reduction(c.reduction())
                                     .ignore_index(c.i64("ignore_index", -100))
                                     .label_smoothing(c.f64("label_smoothing", 0.0)))};
@@ -126,7 +120,7 @@ const OpRegistrar registered{
     {"F.nll_loss",
      [](const Ctx& c) -> Outs {
        return {F::nll_loss(c.x(0), c.x(1),
-                           F::NLLLossFuncOptions().weight(named(c, "weight")).reduction(c.reduction()).ignore_index(
+                           F::NLLLossFuncOptions().weight(c.named("weight")).reduction(c.reduction()).ignore_index(
                                c.i64("ignore_index", -100)))};
      }},
     {"margin_ranking_loss",

@@ -15,12 +15,6 @@ namespace {
 
 namespace F = locus::nn::functional;
 
-// The input called `name`, or an undefined tensor when the case has none.
-Tensor named(const Ctx& c, const char* name) {
-  for (size_t k = 0; k < c.c.ins.size(); ++k)
-    if (c.c.ins[k].name == name) return c.x(k);
-  return Tensor();
-}
 
 std::vector<int64_t> normalized_shape(const Ctx& c) {
   const Shape s = c.list("normalized_shape");
@@ -37,19 +31,19 @@ Outs multihead_attention(const Ctx& c) {
   if (c.has("vdim")) o.vdim(c.i64("vdim"));
   nn::MultiheadAttention m(o);
   m->eval();
-  m->to(named(c, "query").dtype());
-  m->in_proj_weight = named(c, "in_proj_weight");
-  m->q_proj_weight = named(c, "q_proj_weight");
-  m->k_proj_weight = named(c, "k_proj_weight");
-  m->v_proj_weight = named(c, "v_proj_weight");
-  m->in_proj_bias = named(c, "in_proj_bias");
-  m->bias_k = named(c, "bias_k");
-  m->bias_v = named(c, "bias_v");
-  m->out_proj->weight = named(c, "out_proj.weight");
-  m->out_proj->bias = named(c, "out_proj.bias");
+  m->to(c.named("query").dtype());
+  m->in_proj_weight = c.named("in_proj_weight");
+  m->q_proj_weight = c.named("q_proj_weight");
+  m->k_proj_weight = c.named("k_proj_weight");
+  m->v_proj_weight = c.named("v_proj_weight");
+  m->in_proj_bias = c.named("in_proj_bias");
+  m->bias_k = c.named("bias_k");
+  m->bias_v = c.named("bias_v");
+  m->out_proj->weight = c.named("out_proj.weight");
+  m->out_proj->bias = c.named("out_proj.bias");
   const bool need_weights = !c.has("need_weights") || c.flag("need_weights");
-  auto [out, weights] = m(named(c, "query"), named(c, "key"), named(c, "value"), named(c, "key_padding_mask"), need_weights,
-                          named(c, "attn_mask"), !c.has("average_attn_weights") || c.flag("average_attn_weights"));
+  auto [out, weights] = m(c.named("query"), c.named("key"), c.named("value"), c.named("key_padding_mask"), need_weights,
+                          c.named("attn_mask"), !c.has("average_attn_weights") || c.flag("average_attn_weights"));
   if (!need_weights) return {out};
   return {out, weights};
 }
@@ -59,14 +53,14 @@ const OpRegistrar registered{
     {"layer_norm",
      [](const Ctx& c) -> Outs {
        return {F::layer_norm(c.x(0), F::LayerNormFuncOptions(normalized_shape(c))
-                                         .weight(named(c, "weight"))
-                                         .bias(named(c, "bias"))
+                                         .weight(c.named("weight"))
+                                         .bias(c.named("bias"))
                                          .eps(c.f64("eps", 1e-5)))};
      }},
     {"rms_norm",
      [](const Ctx& c) -> Outs {
        F::RMSNormFuncOptions o(normalized_shape(c));
-       o.weight(named(c, "weight"));
+       o.weight(c.named("weight"));
        if (c.has("eps")) o.eps(c.f64("eps"));
        return {F::rms_norm(c.x(0), o)};
      }},
@@ -83,7 +77,7 @@ const OpRegistrar registered{
     {"scaled_dot_product_attention",
      [](const Ctx& c) -> Outs {
        const std::optional<double> scale = c.has("scale") ? std::optional<double>(c.f64("scale")) : std::nullopt;
-       return {scaled_dot_product_attention(named(c, "query"), named(c, "key"), named(c, "value"), named(c, "attn_mask"),
+       return {scaled_dot_product_attention(c.named("query"), c.named("key"), c.named("value"), c.named("attn_mask"),
                                             0.0, c.flag("is_causal"), scale)};
      }},
 };
