@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "locus/errors.h"
@@ -15,6 +14,7 @@
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
+#include "src/nn/python_repr.h"
 #include "src/ops/public_op.h"
 
 namespace locus {
@@ -22,11 +22,7 @@ namespace {
 
 using detail::error_prefix;
 
-std::string dims_text(const Tensor& t) {
-  std::ostringstream os;
-  os << t.shape();
-  return os.str();
-}
+std::string dims_text(const Tensor& t) { return nn::detail::shape_text(t.shape()); }
 
 void check_operands(const Tensor& q, const Tensor& k, const Tensor& v) {
   const std::string prefix = error_prefix("scaled_dot_product_attention");

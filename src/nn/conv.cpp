@@ -47,11 +47,7 @@ struct ConvCall {
   bool same = false;
 };
 
-std::string shape_text(const Tensor& t) {
-  std::ostringstream os;
-  os << t.shape();
-  return os.str();
-}
+std::string shape_text(const Tensor& t) { return detail::shape_text(t.shape()); }
 
 // PyTorch 1.13's checks of a convolution's arguments, in its order.
 void check_conv(const ConvCall& c, const Tensor& input, const Tensor& weight, const Tensor& bias) {

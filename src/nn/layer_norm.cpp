@@ -4,7 +4,6 @@
 
 #include "locus/nn/layer_norm.h"
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,11 +22,7 @@ namespace {
 
 using locus::detail::error_prefix;
 
-std::string list_text(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  os << Shape(v);
-  return os.str();
-}
+std::string list_text(const std::vector<int64_t>& v) { return nn::detail::shape_text(Shape(v)); }
 
 // The dims normalised together: the input's last normalized_shape.size(), checked as PyTorch's
 // layer_norm checks them (messages included).
@@ -41,10 +36,8 @@ Shape trailing_dims(const char* op, const Tensor& input, const std::vector<int64
   if (!matches) {
     std::string expected = "[*";
     for (int64_t s : normalized_shape) expected += ", " + std::to_string(s);
-    std::ostringstream got;
-    got << input.shape();
     throw ShapeError(error_prefix(op) + "Given normalized_shape=" + list_text(normalized_shape) + ", expected input with shape " +
-                     expected + "], but got input of size" + got.str());
+                     expected + "], but got input of size" + nn::detail::shape_text(input.shape()));
   }
   Shape dims;
   for (int64_t i = rank - d; i < rank; ++i) dims.push_back(i);
@@ -53,10 +46,8 @@ Shape trailing_dims(const char* op, const Tensor& input, const std::vector<int64
 
 void check_affine(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& normalized_shape) {
   if (!t.defined() || t.shape() == Shape(normalized_shape)) return;
-  std::ostringstream got;
-  got << t.shape();
   throw ShapeError(error_prefix(op) + "Expected " + what + " to be of same shape as normalized_shape, but got " + what +
-                   " of shape " + got.str() + " and normalized_shape = " + list_text(normalized_shape));
+                   " of shape " + nn::detail::shape_text(t.shape()) + " and normalized_shape = " + list_text(normalized_shape));
 }
 
 DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }

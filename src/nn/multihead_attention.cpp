@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,21 +18,13 @@
 #include "locus/ops.h"
 #include "locus/products.h"
 #include "locus/shape_ops.h"
+#include "src/nn/python_repr.h"
 
 namespace locus::nn {
 namespace {
 
-std::string shape_text(const Tensor& t) {
-  std::ostringstream os;
-  os << t.shape();
-  return os.str();
-}
-
-std::string shape_text(const Shape& s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
+std::string shape_text(const Tensor& t) { return detail::shape_text(t.shape()); }
+using detail::shape_text;
 
 // One more key position in a mask: a zero column at the end (PyTorch's pad(mask, (0, 1))).
 Tensor pad_key(const Tensor& mask) {

@@ -43,11 +43,7 @@ void check_channels(const char* op, const char* what, const Tensor& t, int64_t c
                      std::to_string(t.numel()));
 }
 
-std::string size_text(const Tensor& t) {
-  std::ostringstream os;
-  os << t.shape();
-  return os.str();
-}
+std::string size_text(const Tensor& t) { return nn::detail::shape_text(t.shape()); }
 
 Tensor affine(Tensor y, const Tensor& weight, const Tensor& bias, int64_t rank) {
   if (weight.defined()) y = mul(y, per_channel(weight, rank, y.dtype()));

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
+#include <string>
 
 namespace locus::nn::detail {
 
@@ -14,6 +16,12 @@ std::string python_float(double v) {
   std::string s = buf;
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::ostringstream os;
+  os << shape;
+  return os.str();
 }
 
 }  // namespace locus::nn::detail
