@@ -5,7 +5,13 @@ embedding (int64 and int32 ids, padding_idx with its row's gradient 0, scale_gra
 max_norm's renormalisation), scaled_dot_product_attention (PyTorch 2.x's definition, which
 1.13 lacks: computed here as its math composition), and nn.MultiheadAttention (its parameters
 given as inputs, named as in its state_dict; batch_first, unbatched, kdim/vdim, add_bias_kv,
-add_zero_attn, both mask kinds, need_weights and average_attn_weights), each with its errors.
+add_zero_attn, both mask kinds, need_weights and average_attn_weights), each with its errors;
+and nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, nn.TransformerEncoder,
+nn.TransformerDecoder and nn.Transformer in eval mode (their parameters given as inputs under their
+state_dict names, in state_dict order, after the data and the masks; relu and gelu, norm_first,
+batch_first, unbatched layers, layer_norm_eps, bool/float/causal attention masks, key padding
+masks, final norms, different parameters in each layer of a stack), with
+Transformer.generate_square_subsequent_mask and their errors.
 
 float32/float64 value cases use small dyadic values (k / 4); float64 gradient cases use
 generate.gvals. `normalized_shape=5` or `normalized_shape=3,4`."""
@@ -331,6 +337,238 @@ def multihead(F):
         F.case(cid, 'multihead_attention', base, ins, mha_fn([i.name for i in ins], base))
 
 
+# ---- the transformer layers, stacks and nn.Transformer -------------------------------------------
+#
+# Each module is built in eval mode (dropout 0.1 plays no part) and given the case's parameter
+# inputs with load_state_dict (strict: the names are the state_dict's, in its order). Its
+# parameters stay nn.Parameters that require grad, so PyTorch takes its composite path
+# (self_attn, linear1/2, norm1/2/3 as documented) and never 1.13's fused fast paths:
+# torch._transformer_encoder_layer_fwd agrees with it to rounding, but the TransformerEncoder's
+# nested-tensor path (eval, batch_first, post-norm, even nhead, src_key_padding_mask given,
+# under no_grad) returns 0 at the padded positions of every layer's output; it is off as well
+# (enable_nested_tensor=False, also for nn.Transformer's encoder).
+
+LAYER_BASE = {'d_model': 8, 'nhead': 2, 'dim_feedforward': 16, 'activation': 'relu', 'norm_first': False,
+              'batch_first': False}
+MASK_ORDER = {
+    'transformer_encoder_layer': ('src_mask', 'src_key_padding_mask'),
+    'transformer_encoder': ('src_mask', 'src_key_padding_mask'),
+    'transformer_decoder_layer': ('tgt_mask', 'memory_mask', 'tgt_key_padding_mask', 'memory_key_padding_mask'),
+    'transformer_decoder': ('tgt_mask', 'memory_mask', 'tgt_key_padding_mask', 'memory_key_padding_mask'),
+    'transformer': ('src_mask', 'tgt_mask', 'memory_mask', 'src_key_padding_mask', 'tgt_key_padding_mask',
+                    'memory_key_padding_mask'),
+}
+
+
+def transformer_module(op, args, dtype):
+    nn = torch.nn
+    eps = args.get('layer_norm_eps', 1e-5)
+    common = dict(dropout=0.1, activation=args['activation'], layer_norm_eps=eps, batch_first=args['batch_first'],
+                  norm_first=args['norm_first'], dtype=dtype)
+    e, h, ff = args['d_model'], args['nhead'], args['dim_feedforward']
+    if op == 'transformer':
+        m = nn.Transformer(e, h, args['num_encoder_layers'], args['num_decoder_layers'], ff, **common)
+        m.encoder.enable_nested_tensor = False
+    elif op.startswith('transformer_encoder'):
+        m = nn.TransformerEncoderLayer(e, h, ff, **common)
+        if op == 'transformer_encoder':
+            norm = nn.LayerNorm(e, eps=eps, dtype=dtype) if args['final_norm'] else None
+            m = nn.TransformerEncoder(m, args['num_layers'], norm, enable_nested_tensor=False)
+    else:
+        m = nn.TransformerDecoderLayer(e, h, ff, **common)
+        if op == 'transformer_decoder':
+            norm = nn.LayerNorm(e, eps=eps, dtype=dtype) if args['final_norm'] else None
+            m = nn.TransformerDecoder(m, args['num_layers'], norm)
+    return m.eval()
+
+
+def transformer_fn(op, names, args):
+    def f(*ts):
+        kw = dict(zip(names, ts))
+        data = kw['src'] if 'src' in kw else kw['tgt']
+        m = transformer_module(op, args, data.dtype)
+        m.load_state_dict({n: kw[n] for n in m.state_dict()})
+        masks = {n: kw.get(n) for n in MASK_ORDER[op]}
+        if op in ('transformer_encoder_layer', 'transformer_encoder'):
+            if op == 'transformer_encoder':
+                masks['mask'] = masks.pop('src_mask')
+            return m(kw['src'], **masks)
+        if op == 'transformer':
+            return m(kw['src'], kw['tgt'], **masks)
+        return m(kw['tgt'], kw['memory'], **masks)
+    return f
+
+
+def seq_shape(n, batch, args):
+    e = args['d_model']
+    if batch is None:
+        return [n, e]
+    return [batch, n, e] if args['batch_first'] else [n, batch, e]
+
+
+def mask_value(d, kind, shape, key):
+    """bool: PyTorch's polarity (true = not attended), key 0 always attended, so no query loses
+    every key; float: additive values k / 4; causal: generate_square_subsequent_mask (0 and -inf);
+    bool_causal: true above the diagonal."""
+    if kind == 'bool':
+        return bool_mask(shape, key).logical_not()
+    if kind == 'float':
+        return vals(d, shape, key)
+    if kind == 'causal':
+        return torch.nn.Transformer.generate_square_subsequent_mask(shape[0]).to(g.DT[d])
+    if kind == 'bool_causal':
+        return torch.ones(shape, dtype=torch.bool).triu(1)
+    raise ValueError(kind)
+
+
+def transformer_inputs(op, d, cid, args, data, masks, grad, views=None):
+    """data: [(name, shape)]; masks: [(name, kind, shape)], put in MASK_ORDER's order; then the
+    parameters in state_dict order. Values: data k / 16 (float64 gradient cases: gvals in
+    [-1, 1], rg); parameters k / 32, LayerNorm weights 1 + k / 32 (never rg; the same in a case's
+    float32, float64 and gradient variants): the attention scores stay moderate and float32's
+    rounding stays well inside the comparison's tolerance."""
+    views = views or {}
+    ins = []
+    for n, sh in data:
+        t = g.gvals(sh, 'trl/' + cid + n, -1.0, 1.0) if grad else vals(d, sh, cid + n) / 4
+        ins.append(In(n, t, views.get(n), rg=grad))
+    given = {mn: (kind, sh) for mn, kind, sh in masks}
+    for mn in MASK_ORDER[op]:
+        if mn in given:
+            kind, sh = given[mn]
+            ins.append(In(mn, mask_value(d, kind, sh, cid + mn)))
+    for n, p in transformer_module(op, args, g.DT[d]).state_dict().items():
+        t = vals(d, list(p.shape), cid + n) / 8
+        if n.split('.')[-2].startswith('norm') and n.endswith('.weight'):
+            t = t + 1  # LayerNorm scales in [0.5, 1.5]: the gradients through a stack of post-norm layers stay O(1)
+        ins.append(In(n, t))
+    return ins
+
+
+def transformer_cases(F, op, prefix, cases, data_of):
+    for name, extra, layout, masks in cases:
+        args = dict(LAYER_BASE, **extra)
+        cid = prefix + name
+        data = data_of(args, layout)
+        for d in DTYPES:
+            ins = transformer_inputs(op, d, cid, args, data, masks, False)
+            F.case('%s/%s' % (cid, d), op, args, ins, transformer_fn(op, [i.name for i in ins], args))
+        ins = transformer_inputs(op, 'float64', cid, args, data, masks, True)
+        F.case(cid + '/grad', op, args, ins, transformer_fn(op, [i.name for i in ins], args), gout=seeded)
+
+
+def encoder_data(args, layout):
+    L, N = layout
+    return [('src', seq_shape(L, N, args))]
+
+
+def decoder_data(args, layout):
+    L, S, N = layout
+    return [('tgt', seq_shape(L, N, args)), ('memory', seq_shape(S, N, args))]
+
+
+def transformer_layers(F):
+    gelu, nf, bf = {'activation': 'gelu'}, {'norm_first': True}, {'batch_first': True}
+    # (id, args beyond LAYER_BASE, (L, N or None), masks: (name, kind, shape))
+    enc = [
+        ('basic', {}, (5, 2), []),
+        ('gelu', gelu, (3, 2), []),
+        ('norm_first', nf, (5, 2), []),
+        ('batch_first', bf, (3, 2), []),
+        ('batch_first_norm_first_gelu', dict(bf, **dict(nf, **gelu)), (5, 2), [('src_key_padding_mask', 'bool', [2, 5])]),
+        ('unbatched', {}, (5, None), [('src_mask', 'bool', [5, 5]), ('src_key_padding_mask', 'bool', [5])]),
+        ('bool_src_mask', {}, (5, 2), [('src_mask', 'bool', [5, 5])]),
+        ('float_src_mask', dict(nf, **gelu), (5, 2), [('src_mask', 'float', [5, 5])]),
+        ('causal', bf, (5, 2), [('src_mask', 'causal', [5, 5])]),
+        ('key_padding', {}, (5, 2), [('src_key_padding_mask', 'bool', [2, 5])]),
+        ('bool_mask_key_padding', bf, (3, 2), [('src_mask', 'bool', [3, 3]), ('src_key_padding_mask', 'bool', [2, 3])]),
+        ('float_mask_key_padding', nf, (5, 2), [('src_mask', 'float', [5, 5]), ('src_key_padding_mask', 'bool', [2, 5])]),
+        ('float_mask_3d', {}, (3, 2), [('src_mask', 'float', [4, 3, 3])]),  # [N * nhead, L, L]
+        ('eps_four_heads', {'layer_norm_eps': 1e-3, 'nhead': 4}, (3, 2), []),
+    ]
+    transformer_cases(F, 'transformer_encoder_layer', 'transformer_encoder_layer/', enc, encoder_data)
+    # (id, args, (L, S, N or None), masks)
+    dec = [
+        ('basic', {}, (3, 4, 2), []),
+        ('gelu_norm_first', dict(gelu, **nf), (5, 4, 2), []),
+        ('batch_first', bf, (3, 4, 2), []),
+        ('unbatched', {}, (3, 4, None), [('tgt_mask', 'causal', [3, 3]), ('memory_key_padding_mask', 'bool', [4])]),
+        ('causal', {}, (5, 4, 2), [('tgt_mask', 'causal', [5, 5])]),
+        ('bool_masks', {}, (3, 4, 2), [('tgt_mask', 'bool', [3, 3]), ('memory_mask', 'bool', [3, 4])]),
+        ('float_masks', dict(nf, **bf), (3, 4, 2), [('tgt_mask', 'float', [3, 3]), ('memory_mask', 'float', [3, 4])]),
+        ('key_padding', dict(bf, **gelu), (5, 4, 2),
+         [('tgt_key_padding_mask', 'bool', [2, 5]), ('memory_key_padding_mask', 'bool', [2, 4])]),
+        ('all_masks', {}, (3, 4, 2), [('tgt_mask', 'bool_causal', [3, 3]), ('memory_mask', 'float', [3, 4]),
+                                      ('tgt_key_padding_mask', 'bool', [2, 3]), ('memory_key_padding_mask', 'bool', [2, 4])]),
+        ('eps_norm_first', dict(nf, layer_norm_eps=1e-3), (3, 4, 2), [('memory_key_padding_mask', 'bool', [2, 4])]),
+    ]
+    transformer_cases(F, 'transformer_decoder_layer', 'transformer_decoder_layer/', dec, decoder_data)
+    stack = [
+        ('two_layers_norm', {'num_layers': 2, 'final_norm': True}, None),
+        ('two_layers_batch_first_gelu', dict(bf, **dict(gelu, num_layers=2, final_norm=False)), 'padding'),
+        ('three_layers_norm_first', dict(nf, num_layers=3, final_norm=True), 'causal'),
+        ('one_layer_masks', {'num_layers': 1, 'final_norm': False}, 'bool'),
+    ]
+    enc_masks = {'padding': [('src_key_padding_mask', 'bool', [2, 3])], 'causal': [('src_mask', 'causal', [3, 3])],
+                 'bool': [('src_mask', 'bool', [5, 5]), ('src_key_padding_mask', 'bool', [2, 5])]}
+    dec_masks = {'padding': [('tgt_mask', 'causal', [3, 3]), ('memory_key_padding_mask', 'bool', [2, 4])],
+                 'causal': [('tgt_mask', 'causal', [3, 3])],
+                 'bool': [('tgt_mask', 'bool', [5, 5]), ('memory_mask', 'float', [5, 4]), ('tgt_key_padding_mask', 'bool', [2, 5])]}
+    transformer_cases(F, 'transformer_encoder', 'transformer_encoder/',
+                      [(n, a, (5 if m == 'bool' else 3, 2), enc_masks.get(m, [])) for n, a, m in stack], encoder_data)
+    transformer_cases(F, 'transformer_decoder', 'transformer_decoder/',
+                      [(n, a, (5 if m == 'bool' else 3, 4, 2), dec_masks.get(m, [])) for n, a, m in stack], decoder_data)
+
+    # nn.Transformer: one encoder and one decoder layer, its final norms always there.
+    def full_data(args, S, L, N):
+        return [('src', seq_shape(S, N, args)), ('tgt', seq_shape(L, N, args))]
+    targs = dict(LAYER_BASE, num_encoder_layers=1, num_decoder_layers=1)
+    ins = transformer_inputs('transformer', 'float32', 'transformer/basic', targs, full_data(targs, 4, 3, 2), [], False)
+    F.case('transformer/basic/float32', 'transformer', targs, ins, transformer_fn('transformer', [i.name for i in ins], targs))
+    targs = dict(LAYER_BASE, num_encoder_layers=1, num_decoder_layers=1, activation='gelu', norm_first=True, batch_first=True)
+    masks = [('src_mask', 'bool', [4, 4]), ('tgt_mask', 'causal', [3, 3]), ('memory_mask', 'float', [3, 4]),
+             ('src_key_padding_mask', 'bool', [2, 4]), ('tgt_key_padding_mask', 'bool', [2, 3]),
+             ('memory_key_padding_mask', 'bool', [2, 4])]
+    for grad in (False, True):
+        ins = transformer_inputs('transformer', 'float64', 'transformer/masks', targs, full_data(targs, 4, 3, 2), masks, grad)
+        F.case('transformer/masks/' + ('grad' if grad else 'float64'), 'transformer', targs, ins,
+               transformer_fn('transformer', [i.name for i in ins], targs), gout=seeded if grad else None)
+
+    for sz in (1, 2, 5):
+        F.case('generate_square_subsequent_mask/%d' % sz, 'generate_square_subsequent_mask', {'sz': sz}, [],
+               lambda sz=sz: torch.nn.Transformer.generate_square_subsequent_mask(sz))
+
+    # Strided inputs: src and memory as views.
+    op = 'transformer_encoder_layer'
+    ins = transformer_inputs(op, 'float32', op + '/view_t', LAYER_BASE, encoder_data(LAYER_BASE, (5, 2)),
+                             [('src_key_padding_mask', 'bool', [2, 5])], False, {'src': 't'})
+    F.case(op + '/view_t', op, LAYER_BASE, ins, transformer_fn(op, [i.name for i in ins], LAYER_BASE))
+    op = 'transformer_decoder_layer'
+    ins = transformer_inputs(op, 'float32', op + '/view_step2', LAYER_BASE, decoder_data(LAYER_BASE, (3, 4, 2)), [], False,
+                             {'tgt': 't', 'memory': 'step2'})
+    F.case(op + '/view_step2', op, LAYER_BASE, ins, transformer_fn(op, [i.name for i in ins], LAYER_BASE))
+
+    # Errors.
+    errs = [
+        ('transformer_encoder_layer', 'src_features', {}, [('src', [3, 2, 6])], []),
+        ('transformer_encoder_layer', 'key_padding_shape', {}, [('src', [3, 2, 8])], [('src_key_padding_mask', 'bool', [2, 4])]),
+        ('transformer_encoder', 'src_mask_shape', {'num_layers': 2, 'final_norm': True}, [('src', [3, 2, 8])],
+         [('src_mask', 'bool', [5, 5])]),
+        ('transformer_decoder_layer', 'memory_features', {}, [('tgt', [3, 2, 8]), ('memory', [4, 2, 6])], []),
+        ('transformer_decoder_layer', 'memory_mask_shape', {}, [('tgt', [3, 2, 8]), ('memory', [4, 2, 8])],
+         [('memory_mask', 'float', [3, 3])]),
+        ('transformer', 'batch_mismatch', {'num_encoder_layers': 1, 'num_decoder_layers': 1},
+         [('src', [4, 2, 8]), ('tgt', [3, 3, 8])], []),
+        ('transformer', 'tgt_features', {'num_encoder_layers': 1, 'num_decoder_layers': 1},
+         [('src', [4, 2, 8]), ('tgt', [3, 2, 6])], []),
+    ]
+    for op, name, extra, data, masks in errs:
+        args = dict(LAYER_BASE, **extra)
+        cid = '%s/error/%s' % (op, name)
+        ins = transformer_inputs(op, 'float32', cid, args, data, masks, False)
+        F.case(cid, op, args, ins, transformer_fn(op, [i.name for i in ins], args))
+
+
 def first(r):
     return r[0] if isinstance(r, (tuple, list)) else r
 
@@ -341,4 +579,5 @@ def generate():
     embeddings(F)
     attention(F)
     multihead(F)
+    transformer_layers(F)
     return F
