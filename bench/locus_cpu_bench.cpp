@@ -2,17 +2,19 @@
 // sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
 // (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
 // than Google Benchmark, whose statistics differ.
-//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday,cnn]
-// (cnn only when asked for, as the PyTorch side's default leaves it out)
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday,cnn,attention]
+// (cnn and attention only when asked for, as the PyTorch side's default leaves them out)
 // The `everyday` rows (sort, topk, scans, scatters, batched products, einsum, the optimizer step
 // with parameter groups) have no PyTorch side in ../shared/bench: bench/libtorch/libtorch_everyday_bench.cpp
 // times the same bodies in LibTorch, and bench/everyday_bench.sh runs both in the same rounds.
 
+#include <cstdio>
 #include <string>
 
 #include "bench/bench_cnn_model.h"
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
+#include "tools/locus/char_lm.h"
 #include "tools/locus/mlp.h"
 
 using namespace locus;
@@ -324,6 +326,67 @@ void everyday() {
         "Adam.step() over 784-256-10's parameters");
   }
 }
+// The attention rows of ../shared/bench (--only attention): scaled_dot_product_attention forward
+// and forward + backward at two shapes, causal and not, on the default path (the fused kernel);
+// the char-LM's training step; and, beside them, forward + backward at L = 4096 with its peak
+// memory, which the fused kernel keeps linear in L (the [L, L] scores alone would be 512 MiB).
+void attention() {
+  manual_seed(0);
+  struct Dims {
+    int64_t n, h, l, e;
+  };
+  for (Dims d : {Dims{8, 4, 256, 32}, Dims{1, 8, 1024, 64}}) {
+    const int samples = d.l >= 1024 ? 11 : 15;
+    const std::string p = "sdpa_" + std::to_string(d.n) + "x" + std::to_string(d.h) + "x" + std::to_string(d.l) + "x" +
+                          std::to_string(d.e);
+    const Tensor q = randn({d.n, d.h, d.l, d.e}), k = randn({d.n, d.h, d.l, d.e}), v = randn({d.n, d.h, d.l, d.e});
+    run(p + "_fwd", [&](long n) {
+      NoGradGuard g;
+      for (long i = 0; i < n; ++i) { Tensor o = scaled_dot_product_attention(q, k, v); }
+    }, "ms", ms, samples, 0.1);
+    const Tensor qg = q.clone().requires_grad_(), kg = k.clone().requires_grad_(), vg = v.clone().requires_grad_();
+    for (bool causal : {false, true}) {
+      run(p + (causal ? "_causal_fwdbwd" : "_fwdbwd"), [&](long n) {
+        // PyTorch's row takes autograd.grad (nothing accumulated): backward, gradients dropped.
+        for (long i = 0; i < n; ++i) {
+          scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal).sum().backward();
+          for (Tensor t : {qg, kg, vg}) t.set_grad(Tensor());
+        }
+      }, "ms", ms, samples, 0.1);
+    }
+  }
+  {
+    const Device cpu("cpu");
+    const Tensor q = randn({1, 8, 4096, 64}).requires_grad_(), k = randn({1, 8, 4096, 64}).requires_grad_(),
+                 v = randn({1, 8, 4096, 64}).requires_grad_();
+    memory::reset_peak_memory_stats(cpu);
+    const int64_t before = memory::memory_allocated(cpu);
+    scaled_dot_product_attention(q, k, v, {}, 0.0, true).sum().backward();
+    const double peak_mib = static_cast<double>(memory::max_memory_allocated(cpu) - before) / (1 << 20);
+    for (Tensor t : {q, k, v}) t.set_grad(Tensor());
+    run("sdpa_1x8x4096x64_causal_fwdbwd", [&](long n) {
+      for (long i = 0; i < n; ++i) {
+        scaled_dot_product_attention(q, k, v, {}, 0.0, true).sum().backward();
+        for (Tensor t : {q, k, v}) t.set_grad(Tensor());
+      }
+    }, "ms", ms, 5, 0.1, "peak memory above the inputs: " + std::to_string(peak_mib) + " MiB (the scores alone: 512 MiB)");
+    std::fprintf(stderr, "sdpa 1x8x4096x64 causal forward+backward: peak %.1f MiB above the inputs\n", peak_mib);
+  }
+  cli::CharLMConfig config;
+  config.vocab = 96, config.dropout = 0.0;
+  cli::CharLM model(config);
+  model->train();
+  optim::AdamW opt(model->parameters(), optim::AdamW::with_default_decay().lr(3e-4));
+  const Tensor x = randint(0, 96, {32, 128}), y = randint(0, 96, {32, 128});
+  run("charlm_train_step_b32", [&](long n) {
+    for (long i = 0; i < n; ++i) {
+      opt.zero_grad();
+      nn::cross_entropy(model(x).view({-1, 96}), y.view({-1})).backward();
+      opt.step();
+    }
+  }, "ms", ms, 11, 0.1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -336,5 +399,6 @@ int main(int argc, char** argv) {
   if (opt.wants("convert")) convert();
   if (opt.wants("everyday")) everyday();
   if (opt.wants("cnn")) cnn();
+  if (opt.wants("attention")) attention();
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus", std::string("{\"version\": \"") + version() + "\"}");
 }

@@ -11,6 +11,9 @@ packages+=(libdnnl-dev)
 packages+=(dpkg-dev file pkg-config)
 # The fuzz targets (tests/fuzz, the fuzz preset): clang with libFuzzer and LLVM's OpenMP.
 packages+=(clang libclang-rt-14-dev libomp-14-dev)
+# The character-level language model's text (`locus charlm`, examples/char_lm.cpp): ~2.6 MB of
+# quotes in /usr/share/games/fortunes.
+packages+=(fortunes)
 # The two-node launcher test: a Redis store on 127.0.0.1 (the server only; nothing starts it as a service).
 packages+=(redis-server)
 # The DLPack consumer test: NumPy reading Locus tensors through a test-only Python module.

@@ -23,6 +23,8 @@ LOCUS_API_BEGIN
 #include "locus/nn/embedding.h"
 #include "locus/nn/layer_norm.h"
 #include "locus/nn/multihead_attention.h"
+#include "locus/nn/transformer.h"
+#include "locus/nn/transformer_layer.h"
 #include "locus/nn/normalization.h"
 #include "locus/nn/pooling.h"
 #include "locus/nn/upsampling.h"

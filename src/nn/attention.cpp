@@ -1,26 +1,63 @@
-// Scaled dot-product attention as PyTorch 2.x's math path: the scores' product, the mask added
-// or filled in, softmax, dropout and the product with the values. Its gradient is the
-// composition's. The fused kernels (a tiled online softmax on the CPU, cuDNN's on CUDA) are the
-// next step of issue 27.
+// Scaled dot-product attention: the front end's checks, the choice between the fused kernel and
+// the composition (Note [Attention paths]), the fused path with its gradient node, and the
+// composition as PyTorch 2.x's math path.
+//
+// Note [Attention paths]
+// scaled_dot_product_attention has two implementations, named as PyTorch's SDPBackend:
+//  - FLASH_ATTENTION, the fused kernel (KernelTable::attention; the CPU's is a tiled online
+//    softmax, cpu_attention.cpp). Its forward keeps the rows' log-sum-exp and its backward
+//    recomputes the weights tile by tile, so nothing of size L x S is ever stored: memory is
+//    linear in the lengths. It takes float32 and float64 (float16 and bfloat16 are widened to
+//    float32 around it, as PyTorch's CPU kernel accumulates), any mask that is not being
+//    differentiated (a bool mask becomes 0 / -inf in the mask's own shape, then broadcasts by
+//    strides), is_causal and dropout (drawn inside the kernel from the global Philox stream,
+//    the same words in both passes).
+//  - MATH, the composition: products, mask, softmax, dropout, product. It runs everywhere, and
+//    it is what the fused kernel is tested against (sim configured without
+//    "scaled_dot_product_attention" takes it).
+// The first allowed backend that applies runs: FLASH_ATTENTION, then MATH. nn::attention::
+// sdpa_kernel restricts the allowed set on a thread, as PyTorch's context manager does, and
+// last_sdpa_backend() / sdpa_backend_calls() tell which ran. The two paths draw different
+// dropout masks for the same seed.
 
 #include "locus/attention.h"
 
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
+#include "src/autograd/node.h"
 #include "src/core/public_op.h"
 #include "src/nn/python_repr.h"
+#include "src/ops/autocast.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
 #include "src/ops/public_op.h"
+#include "src/ops/random_counters.h"
+#include "src/ops/strided_iter.h"
 
 namespace locus {
 namespace {
 
 using detail::error_prefix;
+using nn::attention::SDPBackend;
+
+constexpr int kBackends = 4;
+constexpr uint8_t kAllBackends = (1u << kBackends) - 1;
+
+thread_local uint8_t t_allowed = kAllBackends;
+thread_local SDPBackend t_last = SDPBackend::MATH;
+std::array<std::atomic<int64_t>, kBackends> g_calls{};
+
+uint8_t bit(SDPBackend b) { return static_cast<uint8_t>(1u << static_cast<int>(b)); }
 
 std::string dims_text(const Tensor& t) { return nn::detail::shape_text(t.shape()); }
 
@@ -37,20 +74,122 @@ void check_operands(const Tensor& q, const Tensor& k, const Tensor& v) {
                      dims_text(v));
 }
 
-}  // namespace
+Shape leading(const Tensor& t) { return Shape(std::vector<int64_t>(t.shape().begin(), t.shape().end() - 2)); }
+Shape with_tail(Shape s, int64_t a, int64_t b) {
+  s.push_back(a);
+  s.push_back(b);
+  return s;
+}
 
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
-                                    double dropout_p, bool is_causal, std::optional<double> scale) {
-  const ops::PublicOp op("scaled_dot_product_attention",
-                         {{query, "query"}, {key, "key"}, {value, "value"}, {attn_mask, "attn_mask"}});
-  const std::string prefix = error_prefix("scaled_dot_product_attention");
-  check_operands(query, key, value);
-  if (attn_mask.defined() && is_causal)
-    throw ValueError(prefix + "attn_mask should not be set when is_causal=True (the causal mask is the mask)");
-  if (!(dropout_p >= 0 && dropout_p <= 1))
-    throw ValueError(prefix + "dropout_p must be between 0 and 1, got " + std::to_string(dropout_p));
+// Why the fused kernel cannot run this call, or empty when it can; `table` gets the kernels.
+std::string flash_refusal(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                          const ops::KernelTable** table) {
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) return "query, key and value differ in dtype";
+  if (!is_floating_point(q.dtype())) return "the dtype is not floating";
+  if (k.device() != q.device() || v.device() != q.device()) return "the operands are on different devices";
+  if (mask.defined() && mask.device() != q.device()) return "attn_mask is on another device";
+  if (mask.defined() && mask.requires_grad() && is_grad_enabled()) return "attn_mask requires grad";
+  if (q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return "an operand is empty";
+  const DType compute = q.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  *table = ops::fused_kernels(&ops::KernelTable::attention, q.device(), compute, {ops::OpId::ScaledDotProductAttention});
+  if (!*table) return "the device has no fused attention kernel";
+  return {};
+}
+
+// The fused path (Note [Attention paths]).
+Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const Tensor& key, const Tensor& value,
+                       const Tensor& attn_mask, double dropout_p, bool is_causal, double scale) {
+  const Device device = query.device();
+  const DType compute = query.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  const int64_t length = query.size(-2), keys = key.size(-2), e = query.size(-1), ev = value.size(-1);
+  const ops::OpId op = ops::OpId::ScaledDotProductAttention;
+  const Shape batch = ops::broadcast_shapes(ops::broadcast_shapes(leading(query), leading(key), op), leading(value), op);
+  int64_t b_count = 1;
+  for (int64_t s : batch) b_count *= s;
+  ops::AttentionArgs args;
+  Tensor q, k, v, mask;
+  std::vector<int64_t> mask_offsets;
+  {
+    NoGradGuard no_grad;
+    const auto flat = [&](const Tensor& t, int64_t rows, int64_t features) {
+      return t.expand(with_tail(batch, rows, features)).to(compute).contiguous().reshape({b_count, rows, features});
+    };
+    q = flat(query, length, e), k = flat(key, keys, e), v = flat(value, keys, ev);
+    if (attn_mask.defined()) {
+      const Tensor additive =
+          attn_mask.dtype() == kBool
+              ? masked_fill(zeros(attn_mask.shape(), TensorOptions().dtype(compute).device(device)), logical_not(attn_mask),
+                            -std::numeric_limits<double>::infinity())
+              : attn_mask.to(compute);
+      const Shape full = with_tail(batch, length, keys);
+      if (ops::broadcast_shapes(additive.shape(), full, op) != full)
+        throw ShapeError(error_prefix("scaled_dot_product_attention") + "attn_mask of shape " + dims_text(attn_mask) +
+                         " does not broadcast to the scores' shape " + nn::detail::shape_text(full));
+      mask = additive.expand(full);
+      mask_offsets.resize(static_cast<size_t>(b_count));
+      const int64_t nb = static_cast<int64_t>(batch.size());
+      for (int64_t b = 0; b < b_count; ++b) {
+        int64_t rest = b, offset = 0;
+        for (int64_t d = nb - 1; d >= 0; --d) {
+          offset += (rest % batch[static_cast<size_t>(d)]) * mask.stride(d);
+          rest /= batch[static_cast<size_t>(d)];
+        }
+        mask_offsets[static_cast<size_t>(b)] = offset;
+      }
+      args.mask = static_cast<const char*>(mask.data_ptr());
+      args.mask_row_stride = mask.stride(-2), args.mask_col_stride = mask.stride(-1);
+      ops::wait_for_host(mask);
+    }
+  }
+  args.device = device.is_cpu() ? 0 : device.index();
+  args.dtype = compute;
+  args.batch = b_count, args.length = length, args.keys = keys, args.features = e, args.value_features = ev;
+  args.scale = scale, args.causal = is_causal, args.dropout_p = dropout_p;
+  if (dropout_p > 0)
+    std::tie(args.seed, args.offset) = ops::take_random_counters(static_cast<uint64_t>((b_count * length * keys + 3) / 4));
+  args.q = static_cast<const char*>(q.data_ptr());
+  args.k = static_cast<const char*>(k.data_ptr());
+  args.v = static_cast<const char*>(v.data_ptr());
+  for (const Tensor* t : {&q, &k, &v}) ops::wait_for_host(*t);
+  const Tensor out = ops::empty_on(Shape{b_count, length, ev}, compute, device);
+  const Tensor lse = ops::empty_on(Shape{b_count, length}, compute, device);
+  args.out = static_cast<char*>(out.data_ptr());
+  args.lse = static_cast<char*>(lse.data_ptr());
+  args.mask_offsets = mask_offsets.data();
+  table->attention(args);
+  args.mask_offsets = nullptr;  // the backward points it at its own copy
+  const Tensor result = out.reshape(with_tail(batch, length, ev)).to(query.dtype());
+  if (!autograd::needs_grad({&query, &key, &value})) return result;
+  const Shape q_shape = query.shape(), k_shape = key.shape(), v_shape = value.shape();
+  const DType q_dtype = query.dtype(), k_dtype = key.dtype(), v_dtype = value.dtype();
+  autograd::record(result, "ScaledDotProductFlashAttentionForCpuBackward0",
+                   // `saved` keeps alive what args points into (the mask, out and lse too).
+                   [=, saved = std::vector<Tensor>{q, k, v, mask, out, lse}](const Tensor& grad) -> std::vector<Tensor> {
+                     const Tensor g = grad.to(compute).contiguous().reshape({b_count, length, ev});
+                     const Tensor gq = ops::empty_on(q.shape(), compute, device);
+                     const Tensor gk = ops::empty_on(k.shape(), compute, device);
+                     const Tensor gv = ops::empty_on(v.shape(), compute, device);
+                     ops::AttentionArgs back = args;
+                     back.pass = ops::AttentionArgs::Pass::Backward;
+                     back.mask_offsets = mask_offsets.data();
+                     back.grad_out = static_cast<const char*>(g.data_ptr());
+                     back.grad_q = static_cast<char*>(gq.data_ptr());
+                     back.grad_k = static_cast<char*>(gk.data_ptr());
+                     back.grad_v = static_cast<char*>(gv.data_ptr());
+                     ops::wait_for_host(g);
+                     table->attention(back);
+                     return {autograd::sum_to(gq.reshape(with_tail(batch, length, e)), q_shape, q_dtype),
+                             autograd::sum_to(gk.reshape(with_tail(batch, keys, e)), k_shape, k_dtype),
+                             autograd::sum_to(gv.reshape(with_tail(batch, keys, ev)), v_shape, v_dtype)};
+                   },
+                   {&query, &key, &value});
+  return result;
+}
+
+// The composition, PyTorch 2.x's math path.
+Tensor math_attention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                      double dropout_p, bool is_causal, double s) {
   const int64_t length = query.size(-2), keys = key.size(-2);
-  const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
   Tensor scores = mul(matmul(query, key.transpose(-2, -1)), s);
   const double minus_inf = -std::numeric_limits<double>::infinity();
   if (is_causal) {
@@ -68,4 +207,89 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   return matmul(weights, value);
 }
 
+Tensor attend(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask, double dropout_p,
+              bool is_causal, std::optional<double> scale) {
+  const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
+  const uint8_t allowed = t_allowed;
+  std::string why;
+  const auto ran = [](SDPBackend b) {
+    t_last = b;
+    g_calls[static_cast<size_t>(b)].fetch_add(1, std::memory_order_relaxed);
+  };
+  if (allowed & bit(SDPBackend::FLASH_ATTENTION)) {
+    const ops::KernelTable* table = nullptr;
+    const std::string refusal = flash_refusal(query, key, value, attn_mask, &table);
+    if (refusal.empty()) {
+      Tensor out = flash_attention(table, query, key, value, attn_mask, dropout_p, is_causal, s);
+      ran(SDPBackend::FLASH_ATTENTION);
+      return out;
+    }
+    why += "FLASH_ATTENTION: " + refusal + "; ";
+  }
+  if (allowed & bit(SDPBackend::MATH)) {
+    Tensor out = math_attention(query, key, value, attn_mask, dropout_p, is_causal, s);
+    ran(SDPBackend::MATH);
+    return out;
+  }
+  for (SDPBackend b : {SDPBackend::EFFICIENT_ATTENTION, SDPBackend::CUDNN_ATTENTION})
+    if (allowed & bit(b)) why += std::string(nn::attention::sdpa_backend_name(b)) + ": Locus has no such kernel; ";
+  why += "MATH: not allowed by sdpa_kernel";
+  throw NotImplementedError(error_prefix("scaled_dot_product_attention") + "no available kernel (" + why + ")");
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                                    double dropout_p, bool is_causal, std::optional<double> scale) {
+  const ops::PublicOp op("scaled_dot_product_attention",
+                         {{query, "query"}, {key, "key"}, {value, "value"}, {attn_mask, "attn_mask"}});
+  const std::string prefix = error_prefix("scaled_dot_product_attention");
+  check_operands(query, key, value);
+  if (attn_mask.defined() && is_causal)
+    throw ValueError(prefix + "attn_mask should not be set when is_causal=True (the causal mask is the mask)");
+  if (!(dropout_p >= 0 && dropout_p <= 1))
+    throw ValueError(prefix + "dropout_p must be between 0 and 1, got " + std::to_string(dropout_p));
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::ScaledDotProductAttention,
+        [&](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+          return attend(q, k, v, m, dropout_p, is_causal, scale);
+        },
+        query, key, value, attn_mask);
+  return attend(query, key, value, attn_mask, dropout_p, is_causal, scale);
+}
+
+namespace nn::attention {
+
+sdpa_kernel::sdpa_kernel(const std::vector<SDPBackend>& backends) : previous_(t_allowed) {
+  if (backends.empty()) throw ValueError("sdpa_kernel: give at least one backend");
+  uint8_t allowed = 0;
+  for (SDPBackend b : backends) {
+    if (static_cast<int>(b) < 0 || static_cast<int>(b) >= kBackends)
+      throw ValueError("sdpa_kernel: unknown backend " + std::to_string(static_cast<int>(b)));
+    allowed |= bit(b);
+  }
+  t_allowed = allowed;
+}
+
+sdpa_kernel::~sdpa_kernel() { t_allowed = previous_; }
+
+SDPBackend last_sdpa_backend() noexcept { return t_last; }
+
+int64_t sdpa_backend_calls(SDPBackend backend) noexcept {
+  const int i = static_cast<int>(backend);
+  return i >= 0 && i < kBackends ? g_calls[static_cast<size_t>(i)].load(std::memory_order_relaxed) : 0;
+}
+
+const char* sdpa_backend_name(SDPBackend backend) noexcept {
+  switch (backend) {
+    case SDPBackend::MATH: return "MATH";
+    case SDPBackend::FLASH_ATTENTION: return "FLASH_ATTENTION";
+    case SDPBackend::EFFICIENT_ATTENTION: return "EFFICIENT_ATTENTION";
+    case SDPBackend::CUDNN_ATTENTION: return "CUDNN_ATTENTION";
+  }
+  return "unknown";
+}
+
+}  // namespace nn::attention
 }  // namespace locus

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "locus/attention.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/nn/functional.h"
@@ -97,7 +98,7 @@ void MultiheadAttentionImpl::reset_parameters() {
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_in, const Tensor& key_in,
                                                            const Tensor& value_in, const Tensor& key_padding_mask_in,
                                                            bool need_weights, const Tensor& attn_mask_in,
-                                                           bool average_attn_weights) {
+                                                           bool average_attn_weights, bool is_causal) {
   const std::string prefix = "MultiheadAttention: ";
   const bool batched = query_in.dim() == 3;
   if (query_in.dim() != 3 && query_in.dim() != 2)
@@ -131,6 +132,14 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
   // The attention mask as [1 or N * heads, L, S].
   int64_t src_len = key.size(0);
   Tensor attn_mask = attn_mask_in;
+  // The hint without a mask: the causal mask it stands for, unless the fused causal path below
+  // can do without one.
+  const bool causal_path = is_causal && !need_weights && !key_padding_mask.defined() && !bias_k.defined() &&
+                           !options.add_zero_attn();
+  if (is_causal && !attn_mask.defined() && !causal_path)
+    attn_mask = triu(full({tgt_len, src_len}, -std::numeric_limits<double>::infinity(),
+                          TensorOptions().dtype(q.dtype()).device(q.device())),
+                     1);
   if (attn_mask.defined()) {
     if (attn_mask.dtype() != kBool && !is_floating_point(attn_mask.dtype()))
       throw DTypeError(prefix + "Only float and bool types are supported for attn_mask, not " +
@@ -175,18 +184,31 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
     else attn_mask = masked_fill(attn_mask, padding, -std::numeric_limits<double>::infinity());
   }
   attn_mask = as_additive(attn_mask, q.dtype());
+  const double p = is_training() ? options.dropout() : 0.0;
+  if (!need_weights) {
+    // PyTorch 2.x's way: the heads' attention as scaled_dot_product_attention over
+    // [N, heads, L or S, head_dim], so that it can take a fused path.
+    const auto per_head = [&](const Tensor& t) { return t.reshape({bsz, heads, t.size(1), head_dim}); };
+    Tensor mask;
+    if (attn_mask.defined() && !causal_path)
+      mask = attn_mask.size(0) == 1 ? attn_mask.unsqueeze(0) : attn_mask.reshape({bsz, heads, attn_mask.size(1), src_len});
+    Tensor out = scaled_dot_product_attention(per_head(q), per_head(k), per_head(v), mask, p, causal_path);
+    out = out.permute({2, 0, 1, 3}).reshape({tgt_len * bsz, e});
+    out = out_proj(out).view({tgt_len, bsz, e});
+    if (!batched) out = out.squeeze(1);
+    else if (options.batch_first()) out = out.transpose(0, 1);
+    return {out, Tensor()};
+  }
   // The heads' attention, as 1.13's _scaled_dot_product_attention.
   q = div(q, std::sqrt(static_cast<double>(head_dim)));
   Tensor scores = attn_mask.defined() ? baddbmm(attn_mask, q, k.transpose(-2, -1)) : bmm(q, k.transpose(-2, -1));
   // The weights returned are the ones the values are weighted with: after dropout, as PyTorch's.
   Tensor weights = softmax(scores, -1);
-  const double p = is_training() ? options.dropout() : 0.0;
   if (p > 0) weights = nn::dropout(weights, p, true);
   Tensor out = bmm(weights, v).transpose(0, 1).contiguous().view({tgt_len * bsz, e});
   out = out_proj(out).view({tgt_len, bsz, e});
   if (!batched) out = out.squeeze(1);
   else if (options.batch_first()) out = out.transpose(0, 1);
-  if (!need_weights) return {out, Tensor()};
   weights = weights.view({bsz, heads, tgt_len, src_len});
   if (average_attn_weights) weights = div(sum(weights, Shape{1}), static_cast<double>(heads));
   if (!batched) weights = weights.squeeze(0);

@@ -25,6 +25,7 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::Matmul:  // matmul, mm, batched products
     case OpId::Linear:
     case OpId::Convolution:  // conv1d, conv2d, conv_transpose2d
+    case OpId::ScaledDotProductAttention:
       return CastPolicy::LowerPrecision;
     // Ops whose range or accumulation needs float32.
     case OpId::Exp:

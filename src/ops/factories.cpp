@@ -13,6 +13,7 @@
 #include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/random_counters.h"
 #include "src/ops/structured_call.h"
 #include "src/ops/scalar_fits.h"
 #include "src/ops/strided_iter.h"
@@ -301,6 +302,10 @@ Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) {
   const detail::PublicOpScope scope("randn_like");
   return randn(like.shape(), like_options(like, o));
 }
+
+namespace ops {
+std::pair<uint64_t, uint64_t> take_random_counters(uint64_t n) { return generator().take(n); }
+}  // namespace ops
 
 void manual_seed(uint64_t seed) {
   Generator& g = generator();

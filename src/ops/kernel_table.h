@@ -279,6 +279,38 @@ struct BatchNormArgs {
   const char* c = nullptr;
 };
 
+/// Fused scaled dot-product attention (Note [Fused attention]) over contiguous q [B, L, E],
+/// k [B, S, E] and v [B, S, Ev] in float32 or float64. Forward writes out [B, L, Ev] and the
+/// rows' log-sum-exp lse [B, L]; Backward reads them with grad_out and writes grad_q, grad_k and
+/// grad_v (the kernel zeroes them first). Scores are q k^T scale, plus the additive mask (same
+/// dtype) at mask[mask_offsets[b] + i * mask_row_stride + j * mask_col_stride] when mask is
+/// set, with keys j > i masked when causal. With dropout_p > 0, weight (b, i, j) is kept when
+/// word (b L + i) S + j of the Philox stream (seed, offset) is >= dropout_p, and both passes
+/// draw the same words.
+struct AttentionArgs {
+  enum class Pass : uint8_t { Forward, Backward };
+  Pass pass = Pass::Forward;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  int64_t batch = 0, length = 0, keys = 0, features = 0, value_features = 0;
+  double scale = 1;
+  bool causal = false;
+  const char* q = nullptr;
+  const char* k = nullptr;
+  const char* v = nullptr;
+  const char* mask = nullptr;
+  const int64_t* mask_offsets = nullptr;  ///< host array of `batch` element offsets
+  int64_t mask_row_stride = 0, mask_col_stride = 0;
+  double dropout_p = 0;
+  uint64_t seed = 0, offset = 0;
+  char* out = nullptr;  ///< Forward's result, Backward's input
+  char* lse = nullptr;  ///< Forward's result, Backward's input
+  const char* grad_out = nullptr;
+  char* grad_q = nullptr;
+  char* grad_k = nullptr;
+  char* grad_v = nullptr;
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -366,6 +398,7 @@ struct KernelTable {
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
+  void (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

@@ -208,4 +208,5 @@
   X(Convolution,  "convolution",   Composite)       \
   X(GroupNorm,    "group_norm",    Composite)       \
   X(BatchNorm,    "batch_norm",    Composite)       \
-  X(LayerNorm,    "layer_norm",    Composite)
+  X(LayerNorm,    "layer_norm",    Composite)       \
+  X(ScaledDotProductAttention, "scaled_dot_product_attention", Composite)

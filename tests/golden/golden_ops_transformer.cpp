@@ -1,6 +1,8 @@
 // The Locus calls of the `transformer` golden family (gen_transformer.py): F::layer_norm,
-// F::rms_norm, F::embedding, scaled_dot_product_attention and nn::MultiheadAttention (its
-// parameters are the case's inputs, named as in its state_dict). `normalized_shape=5` or
+// F::rms_norm, F::embedding, scaled_dot_product_attention, nn::MultiheadAttention (its
+// parameters are the case's inputs, named as in its state_dict) and the transformer layers,
+// stacks and nn::Transformer (their parameters' values come from inputs of their state_dict
+// names). `normalized_shape=5` or
 // `normalized_shape=3,4`.
 
 #include <optional>
@@ -48,8 +50,84 @@ Outs multihead_attention(const Ctx& c) {
   return {out, weights};
 }
 
+// The options every transformer case shares.
+template <class Options>
+Options layer_options(const Ctx& c) {
+  Options o(c.i64("d_model"), c.i64("nhead"));
+  o.dim_feedforward(c.i64("dim_feedforward")).activation(c.str("activation"));
+  o.norm_first(c.flag("norm_first")).batch_first(c.flag("batch_first")).layer_norm_eps(c.f64("layer_norm_eps", 1e-5));
+  return o;
+}
+
+// `m` in eval mode, on the device and in the dtype of `like` (the case's data), with every
+// parameter's values from the input of its state_dict name (the data alone requires grad).
+void load_parameters(nn::Module& m, const Ctx& c, const Tensor& like) {
+  m.eval();
+  m.to(like.device(), like.dtype());
+  NoGradGuard no_grad;
+  for (auto& [name, p] : m.named_parameters()) {
+    const Tensor v = c.named(name.c_str());
+    if (!v.defined()) throw ValueError("the case has no input " + name);
+    p.copy_(v);
+  }
+}
+
+std::optional<nn::AnyModule> final_norm(const Ctx& c) {
+  if (!c.flag("final_norm")) return std::nullopt;
+  return nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({c.i64("d_model")}).eps(c.f64("layer_norm_eps", 1e-5))));
+}
+
+Outs encoder_layer(const Ctx& c) {
+  nn::TransformerEncoderLayer m(layer_options<nn::TransformerEncoderLayerOptions>(c));
+  load_parameters(*m, c, c.named("src"));
+  return {m(c.named("src"), c.named("src_mask"), c.named("src_key_padding_mask"))};
+}
+
+Outs decoder_layer(const Ctx& c) {
+  nn::TransformerDecoderLayer m(layer_options<nn::TransformerDecoderLayerOptions>(c));
+  load_parameters(*m, c, c.named("tgt"));
+  return {m(c.named("tgt"), c.named("memory"), c.named("tgt_mask"), c.named("memory_mask"), c.named("tgt_key_padding_mask"),
+            c.named("memory_key_padding_mask"))};
+}
+
+Outs encoder(const Ctx& c) {
+  nn::TransformerEncoder m(nn::TransformerEncoderOptions(nn::TransformerEncoderLayer(layer_options<nn::TransformerEncoderLayerOptions>(c)),
+                                                         c.i64("num_layers"))
+                               .norm(final_norm(c)));
+  load_parameters(*m, c, c.named("src"));
+  return {m(c.named("src"), c.named("src_mask"), c.named("src_key_padding_mask"))};
+}
+
+Outs decoder(const Ctx& c) {
+  nn::TransformerDecoder m(nn::TransformerDecoderOptions(nn::TransformerDecoderLayer(layer_options<nn::TransformerDecoderLayerOptions>(c)),
+                                                         c.i64("num_layers"))
+                               .norm(final_norm(c)));
+  load_parameters(*m, c, c.named("tgt"));
+  return {m(c.named("tgt"), c.named("memory"), c.named("tgt_mask"), c.named("memory_mask"), c.named("tgt_key_padding_mask"),
+            c.named("memory_key_padding_mask"))};
+}
+
+Outs transformer(const Ctx& c) {
+  nn::Transformer m(nn::TransformerOptions(c.i64("d_model"), c.i64("nhead"), c.i64("num_encoder_layers"), c.i64("num_decoder_layers"))
+                        .dim_feedforward(c.i64("dim_feedforward"))
+                        .activation(c.str("activation"))
+                        .norm_first(c.flag("norm_first"))
+                        .batch_first(c.flag("batch_first"))
+                        .layer_norm_eps(c.f64("layer_norm_eps", 1e-5)));
+  load_parameters(*m, c, c.named("src"));
+  return {m(c.named("src"), c.named("tgt"), c.named("src_mask"), c.named("tgt_mask"), c.named("memory_mask"),
+            c.named("src_key_padding_mask"), c.named("tgt_key_padding_mask"), c.named("memory_key_padding_mask"))};
+}
+
 const OpRegistrar registered{
     {"multihead_attention", multihead_attention},
+    {"transformer_encoder_layer", encoder_layer},
+    {"transformer_decoder_layer", decoder_layer},
+    {"transformer_encoder", encoder},
+    {"transformer_decoder", decoder},
+    {"transformer", transformer},
+    {"generate_square_subsequent_mask",
+     [](const Ctx& c) -> Outs { return {nn::TransformerImpl::generate_square_subsequent_mask(c.i64("sz"))}; }},
     {"layer_norm",
      [](const Ctx& c) -> Outs {
        return {F::layer_norm(c.x(0), F::LayerNormFuncOptions(normalized_shape(c))

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   locus::cli::add_info_command(app);
   locus::cli::add_train_command(app);
+  locus::cli::add_charlm_command(app);
   locus::cli::add_bench_command(app);
   locus::cli::add_run_command(app);
   try {

@@ -60,9 +60,13 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
   /// The attention output (query's layout, E features) and, with need_weights, the attention
   /// weights [N, L, S] averaged over the heads (or [N, num_heads, L, S] without
   /// average_attn_weights); undefined otherwise. ShapeError for masks of other shapes.
+  /// is_causal (PyTorch 2.x's hint) says that attn_mask is the causal mask, or stands for it when
+  /// attn_mask is undefined. Without need_weights the heads' attention is
+  /// scaled_dot_product_attention, which may take a fused path (Note [Attention paths]).
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
-                                     const Tensor& attn_mask = {}, bool average_attn_weights = true);
+                                     const Tensor& attn_mask = {}, bool average_attn_weights = true,
+                                     bool is_causal = false);
   /// Registers the projections (and bias_k, bias_v).
   void reset() override;
   /// PyTorch's initialisation: xavier_uniform_ projections, zero biases, xavier_normal_ bias_k

@@ -14,6 +14,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.im2col = &im2col_kernel;
     t.convolution = &dnnl_convolution;
     t.batch_norm = &batch_norm_kernel;
+    t.attention = &attention_kernel;
     t.sort = &sort_kernel;
     t.scan = &scan_kernel;
     t.matmul = &matmul_kernel;

@@ -14,6 +14,9 @@ void softmax_kernel(const ops::SoftmaxArgs& args);
 void im2col_kernel(const ops::Im2colArgs& args);
 /// Training-mode batch norm's per-channel passes, float32 and float64 (cpu_batch_norm.cpp).
 void batch_norm_kernel(const ops::BatchNormArgs& args);
+/// Fused scaled dot-product attention, forward and backward, float32 and float64
+/// (cpu_attention.cpp).
+void attention_kernel(const ops::AttentionArgs& args);
 /// oneDNN's convolution (cpu_dnnl_conv.cpp): float32 on builds with oneDNN; false otherwise.
 bool dnnl_convolution(const ops::ConvArgs& args);
 void sort_kernel(const ops::SortArgs& args);

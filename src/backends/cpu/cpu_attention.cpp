@@ -1,0 +1,252 @@
+// Fused scaled dot-product attention on the CPU (AttentionArgs, Note [Fused attention]): the
+// forward is a tiled online softmax (FlashAttention's recurrence) and the backward recomputes
+// each tile's weights from the saved log-sum-exp, so neither pass holds more than one
+// [kRows, kCols] tile of scores per thread: memory is linear in the lengths. Tiles are
+// products of OpenBLAS (called inside the OpenMP region, where it runs single-threaded); the
+// exponentials are a polynomial the compiler vectorises.
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/parallel.h"
+#include "src/ops/philox.h"
+
+namespace locus::cpu {
+namespace {
+
+using Args = ops::AttentionArgs;
+
+// Query rows per tile, and keys per tile.
+constexpr int64_t kRows = 64;
+constexpr int64_t kCols = 256;
+
+// C[m, n] = alpha op(A) op(B) + beta C, row-major.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+}
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda, const double* b,
+          int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+}
+
+// exp(x) for float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, ~1 ulp),
+// written so that a loop over it vectorises; exactly 0 below the smallest normal result
+// (masked scores are -inf).
+inline float exp_of(float x) {
+  constexpr float lo = -87.33654f, hi = 88.37626f;
+  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const float two_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  return x < lo ? 0.0f : y * two_n;
+}
+inline double exp_of(double x) { return std::exp(x); }
+
+// Whether weight (b, i, j) survives dropout: word `index` of the Philox stream, as a uniform
+// in [0, 1), is at least p.
+inline bool kept(const Args& a, int64_t b, int64_t i, int64_t j) {
+  const uint64_t index = (static_cast<uint64_t>(b) * static_cast<uint64_t>(a.length) + static_cast<uint64_t>(i)) *
+                             static_cast<uint64_t>(a.keys) +
+                         static_cast<uint64_t>(j);
+  const runtime::Philox4 r = runtime::philox4x32(a.seed, a.offset + index / 4);
+  return static_cast<double>(r[static_cast<int>(index % 4)]) * 0x1.0p-32 >= a.dropout_p;
+}
+
+// The scores of one tile: rows [i0, i0 + rows) against keys [j0, j0 + cols) of batch b, scaled,
+// masked and written to s (leading dimension kCols).
+template <class T>
+void tile_scores(const Args& a, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t cols, T* s) {
+  const T* q = reinterpret_cast<const T*>(a.q) + (b * a.length + i0) * a.features;
+  const T* k = reinterpret_cast<const T*>(a.k) + (b * a.keys + j0) * a.features;
+  gemm(false, true, rows, cols, a.features, static_cast<T>(a.scale), q, a.features, k, a.features, T(0), s, kCols);
+  if (a.mask) {
+    const T* mask = reinterpret_cast<const T*>(a.mask) + a.mask_offsets[b];
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* m = mask + (i0 + r) * a.mask_row_stride + j0 * a.mask_col_stride;
+      T* row = s + r * kCols;
+      for (int64_t c = 0; c < cols; ++c) row[c] += m[c * a.mask_col_stride];
+    }
+  }
+  if (a.causal)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = std::max<int64_t>(0, i0 + r + 1 - j0); c < cols; ++c) s[r * kCols + c] = -std::numeric_limits<T>::infinity();
+}
+
+// The keys a query tile sees: all, or with causal those up to its last row (top-left aligned).
+int64_t key_end(const Args& a, int64_t i0, int64_t rows) {
+  return a.causal ? std::min(a.keys, i0 + rows) : a.keys;
+}
+
+// One query tile of the forward: the online softmax over key tiles, then out = acc / l and
+// lse = m + log l. A row whose keys are all masked gets NaN (as the composition's softmax).
+template <class T>
+void forward_tile(const Args& a, int64_t b, int64_t i0, int64_t rows, std::vector<T>& scratch) {
+  const int64_t ev = a.value_features;
+  scratch.resize(static_cast<size_t>(kRows * kCols + kRows * ev + 2 * kRows));
+  T* s = scratch.data();
+  T* acc = s + kRows * kCols;
+  T* m = acc + kRows * ev;
+  T* l = m + kRows;
+  std::fill(acc, acc + rows * ev, T(0));
+  std::fill(m, m + rows, -std::numeric_limits<T>::infinity());
+  std::fill(l, l + rows, T(0));
+  const T keep_scale = a.dropout_p > 0 ? static_cast<T>(1.0 / (1.0 - a.dropout_p)) : T(1);
+  const int64_t end = key_end(a, i0, rows);
+  for (int64_t j0 = 0; j0 < end; j0 += kCols) {
+    const int64_t cols = std::min(kCols, end - j0);
+    tile_scores(a, b, i0, rows, j0, cols, s);
+    for (int64_t r = 0; r < rows; ++r) {
+      T* row = s + r * kCols;
+      T top = m[r];
+      for (int64_t c = 0; c < cols; ++c) top = std::max(top, row[c]);
+      if (top == -std::numeric_limits<T>::infinity()) {  // every key so far masked
+        std::fill(row, row + cols, T(0));
+        continue;
+      }
+      const T alpha = exp_of(m[r] - top);
+      T total = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const T p = exp_of(row[c] - top);
+        row[c] = p;
+        total += p;
+      }
+      l[r] = l[r] * alpha + total;
+      m[r] = top;
+      if (alpha != T(1))
+        for (int64_t e = 0; e < ev; ++e) acc[r * ev + e] *= alpha;
+      if (a.dropout_p > 0)
+        for (int64_t c = 0; c < cols; ++c) row[c] = kept(a, b, i0 + r, j0 + c) ? row[c] * keep_scale : T(0);
+    }
+    const T* v = reinterpret_cast<const T*>(a.v) + (b * a.keys + j0) * ev;
+    gemm(false, false, rows, ev, cols, T(1), s, kCols, v, ev, T(1), acc, ev);
+  }
+  T* out = reinterpret_cast<T*>(a.out) + (b * a.length + i0) * ev;
+  T* lse = reinterpret_cast<T*>(a.lse) + b * a.length + i0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    const T inv = l[r] > 0 ? T(1) / l[r] : nan;
+    for (int64_t e = 0; e < ev; ++e) out[r * ev + e] = acc[r * ev + e] * inv;
+    lse[r] = l[r] > 0 ? m[r] + std::log(l[r]) : nan;
+  }
+}
+
+template <class T>
+void forward(const Args& a) {
+  const int64_t tiles = (a.length + kRows - 1) / kRows, tasks = a.batch * tiles;
+  const int64_t work = a.batch * a.length * a.keys * (a.features + a.value_features) * static_cast<int64_t>(sizeof(T));
+  parallel_for(tasks, work >= kParallelBytes, [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch;
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / tiles, i0 = (t % tiles) * kRows;
+      forward_tile<T>(a, b, i0, std::min(kRows, a.length - i0), scratch);
+    }
+  }, 1);
+}
+
+// The backward of batch b, on one thread (its grad_q, grad_k and grad_v are its own): for each
+// query tile and key tile, the weights P = exp(scores - lse) again, then
+//   grad_v += (P Z)^T grad_out,   dP = (grad_out v^T) Z,   dS = P (dP - D),
+//   grad_q += scale dS k,   grad_k += scale dS^T q,
+// with Z the dropout's kept / (1 - p) and D = rowsum(grad_out * out).
+template <class T>
+void backward_batch(const Args& a, int64_t b, std::vector<T>& scratch) {
+  const int64_t e = a.features, ev = a.value_features;
+  scratch.resize(static_cast<size_t>(3 * kRows * kCols + a.length));
+  T* p = scratch.data();
+  T* dp = p + kRows * kCols;
+  T* pz = dp + kRows * kCols;
+  T* d = pz + kRows * kCols;
+  const T* out = reinterpret_cast<const T*>(a.out) + b * a.length * ev;
+  const T* go = reinterpret_cast<const T*>(a.grad_out) + b * a.length * ev;
+  const T* lse = reinterpret_cast<const T*>(a.lse) + b * a.length;
+  const T* q = reinterpret_cast<const T*>(a.q) + b * a.length * e;
+  const T* k = reinterpret_cast<const T*>(a.k) + b * a.keys * e;
+  const T* v = reinterpret_cast<const T*>(a.v) + b * a.keys * ev;
+  T* gq = reinterpret_cast<T*>(a.grad_q) + b * a.length * e;
+  T* gk = reinterpret_cast<T*>(a.grad_k) + b * a.keys * e;
+  T* gv = reinterpret_cast<T*>(a.grad_v) + b * a.keys * ev;
+  std::fill(gq, gq + a.length * e, T(0));
+  std::fill(gk, gk + a.keys * e, T(0));
+  std::fill(gv, gv + a.keys * ev, T(0));
+  for (int64_t i = 0; i < a.length; ++i) {
+    T total = 0;
+    for (int64_t c = 0; c < ev; ++c) total += go[i * ev + c] * out[i * ev + c];
+    d[i] = total;
+  }
+  const T scale = static_cast<T>(a.scale);
+  const T keep_scale = a.dropout_p > 0 ? static_cast<T>(1.0 / (1.0 - a.dropout_p)) : T(1);
+  for (int64_t i0 = 0; i0 < a.length; i0 += kRows) {
+    const int64_t rows = std::min(kRows, a.length - i0), end = key_end(a, i0, rows);
+    for (int64_t j0 = 0; j0 < end; j0 += kCols) {
+      const int64_t cols = std::min(kCols, end - j0);
+      tile_scores(a, b, i0, rows, j0, cols, p);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = p + r * kCols;
+        const T top = lse[i0 + r];
+        for (int64_t c = 0; c < cols; ++c) row[c] = exp_of(row[c] - top);
+      }
+      const T* weights = p;
+      if (a.dropout_p > 0) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c)
+            pz[r * kCols + c] = kept(a, b, i0 + r, j0 + c) ? p[r * kCols + c] * keep_scale : T(0);
+        weights = pz;
+      }
+      gemm(true, false, cols, ev, rows, T(1), weights, kCols, go + i0 * ev, ev, T(1), gv + j0 * ev, ev);
+      gemm(false, true, rows, cols, ev, T(1), go + i0 * ev, ev, v + j0 * ev, ev, T(0), dp, kCols);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* dp_row = dp + r * kCols;
+        const T* p_row = p + r * kCols;
+        const T* z_row = pz + r * kCols;
+        const T di = d[i0 + r];
+        if (a.dropout_p > 0) {
+          // dP through the mask: Z dP, where pz = P Z (so Z = pz / P where P > 0; zero where dropped).
+          for (int64_t c = 0; c < cols; ++c) dp_row[c] = p_row[c] * ((z_row[c] != T(0) ? dp_row[c] * keep_scale : T(0)) - di);
+        } else {
+          for (int64_t c = 0; c < cols; ++c) dp_row[c] = p_row[c] * (dp_row[c] - di);
+        }
+      }
+      gemm(false, false, rows, e, cols, scale, dp, kCols, k + j0 * e, e, T(1), gq + i0 * e, e);
+      gemm(true, false, cols, e, rows, scale, dp, kCols, q + i0 * e, e, T(1), gk + j0 * e, e);
+    }
+  }
+}
+
+template <class T>
+void backward(const Args& a) {
+  const int64_t work = a.batch * a.length * a.keys * (a.features + a.value_features) * static_cast<int64_t>(sizeof(T));
+  parallel_for(a.batch, work >= kParallelBytes, [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch;
+    for (int64_t b = begin; b < end; ++b) backward_batch<T>(a, b, scratch);
+  }, 1);
+}
+
+}  // namespace
+
+void attention_kernel(const ops::AttentionArgs& a) {
+  const bool fwd = a.pass == Args::Pass::Forward;
+  if (a.dtype == DType::Float64) return fwd ? forward<double>(a) : backward<double>(a);
+  return fwd ? forward<float>(a) : backward<float>(a);
+}
+
+}  // namespace locus::cpu

@@ -1,0 +1,162 @@
+// The encoder and decoder layers, block for block as PyTorch's nn.TransformerEncoderLayer and
+// nn.TransformerDecoderLayer: _sa_block, _mha_block and _ff_block, with the residual and the
+// norm around each (norm_first puts the norm before the block).
+
+#include "locus/nn/transformer_layer.h"
+
+#include <string>
+
+#include "locus/errors.h"
+#include "locus/nn/activation.h"
+#include "locus/ops.h"
+
+namespace locus::nn {
+namespace {
+
+// PyTorch's MultiheadAttention options for a layer's attention: bias on, no extra keys.
+MultiheadAttentionOptions attention_options(int64_t d_model, int64_t nhead, double dropout, bool batch_first) {
+  return MultiheadAttentionOptions(d_model, nhead).dropout(dropout).batch_first(batch_first);
+}
+
+// The attention block: attention, then dropout. need_weights=false, so the attention may take a
+// fused path (Note [Attention paths]).
+Tensor attention_block(MultiheadAttention& attention, Dropout& dropout, const Tensor& x, const Tensor& memory,
+                       const Tensor& mask, const Tensor& key_padding_mask, bool is_causal) {
+  return dropout(std::get<0>(attention(x, memory, memory, key_padding_mask, false, mask, true, is_causal)));
+}
+
+Tensor feed_forward_block(const TransformerActivation& activation, Linear& linear1, Dropout& dropout, Linear& linear2,
+                          Dropout& dropout2, const Tensor& x) {
+  return dropout2(linear2(dropout(activation(linear1(x)))));
+}
+
+// d_model and nhead are MultiheadAttention's to check, with PyTorch's messages.
+void check_options(const char* layer, int64_t dim_feedforward, double dropout) {
+  if (dim_feedforward <= 0)
+    throw ValueError(std::string(layer) + ": dim_feedforward must be positive, got " + std::to_string(dim_feedforward));
+  if (!(dropout >= 0 && dropout <= 1))
+    throw ValueError(std::string(layer) + ": dropout probability has to be between 0 and 1, but got " + std::to_string(dropout));
+}
+
+}  // namespace
+
+TransformerActivation::TransformerActivation(const char* name) {
+  const std::string n = name;
+  if (n == "relu") kind = ReLU;
+  else if (n == "gelu") kind = GELU;
+  else throw ValueError("activation should be relu/gelu, not " + n);
+}
+
+Tensor TransformerActivation::operator()(const Tensor& x) const {
+  switch (kind) {
+    case ReLU: return relu(x);
+    case GELU: return functional::gelu(x);
+    case Custom: break;
+  }
+  if (!function) throw ValueError("TransformerActivation: the custom activation is an empty function");
+  return function(x);
+}
+
+// ---- TransformerEncoderLayer ---------------------------------------------------------------------
+
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o) : options(o) {
+  check_options("TransformerEncoderLayer", o.dim_feedforward(), o.dropout());
+  reset();
+}
+
+void TransformerEncoderLayerImpl::reset() {
+  const TransformerEncoderLayerOptions& o = options;
+  // PyTorch's registration order, which is the state_dict's.
+  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o.d_model(), o.nhead(), o.dropout(), o.batch_first())));
+  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(o.dropout()));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  norm1 = register_module("norm1", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
+  norm2 = register_module("norm2", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
+  dropout1 = register_module("dropout1", Dropout(o.dropout()));
+  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+}
+
+void TransformerEncoderLayerImpl::reset_parameters() {
+  self_attn->reset_parameters();
+  linear1->reset_parameters();
+  linear2->reset_parameters();
+  norm1->reset_parameters();
+  norm2->reset_parameters();
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask,
+                                            bool is_causal) {
+  const auto sa = [&](const Tensor& x) {
+    return attention_block(self_attn, dropout1, x, x, src_mask, src_key_padding_mask, is_causal);
+  };
+  const auto ff = [&](const Tensor& x) {
+    return feed_forward_block(options.activation(), linear1, dropout, linear2, dropout2, x);
+  };
+  Tensor x = src;
+  if (options.norm_first()) {
+    x = add(x, sa(norm1(x)));
+    return add(x, ff(norm2(x)));
+  }
+  x = norm1(add(x, sa(x)));
+  return norm2(add(x, ff(x)));
+}
+
+// ---- TransformerDecoderLayer ---------------------------------------------------------------------
+
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& o) : options(o) {
+  check_options("TransformerDecoderLayer", o.dim_feedforward(), o.dropout());
+  reset();
+}
+
+void TransformerDecoderLayerImpl::reset() {
+  const TransformerDecoderLayerOptions& o = options;
+  const MultiheadAttentionOptions attention = attention_options(o.d_model(), o.nhead(), o.dropout(), o.batch_first());
+  const LayerNormOptions norm = LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
+  self_attn = register_module("self_attn", MultiheadAttention(attention));
+  multihead_attn = register_module("multihead_attn", MultiheadAttention(attention));
+  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(o.dropout()));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  norm1 = register_module("norm1", LayerNorm(norm));
+  norm2 = register_module("norm2", LayerNorm(norm));
+  norm3 = register_module("norm3", LayerNorm(norm));
+  dropout1 = register_module("dropout1", Dropout(o.dropout()));
+  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+  dropout3 = register_module("dropout3", Dropout(o.dropout()));
+}
+
+void TransformerDecoderLayerImpl::reset_parameters() {
+  self_attn->reset_parameters();
+  multihead_attn->reset_parameters();
+  linear1->reset_parameters();
+  linear2->reset_parameters();
+  norm1->reset_parameters();
+  norm2->reset_parameters();
+  norm3->reset_parameters();
+}
+
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
+                                            const Tensor& memory_mask, const Tensor& tgt_key_padding_mask,
+                                            const Tensor& memory_key_padding_mask, bool tgt_is_causal, bool memory_is_causal) {
+  const auto sa = [&](const Tensor& x) {
+    return attention_block(self_attn, dropout1, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal);
+  };
+  const auto mha = [&](const Tensor& x) {
+    return attention_block(multihead_attn, dropout2, x, memory, memory_mask, memory_key_padding_mask, memory_is_causal);
+  };
+  const auto ff = [&](const Tensor& x) {
+    return feed_forward_block(options.activation(), linear1, dropout, linear2, dropout3, x);
+  };
+  Tensor x = tgt;
+  if (options.norm_first()) {
+    x = add(x, sa(norm1(x)));
+    x = add(x, mha(norm2(x)));
+    return add(x, ff(norm3(x)));
+  }
+  x = norm1(add(x, sa(x)));
+  x = norm2(add(x, mha(x)));
+  return norm3(add(x, ff(x)));
+}
+
+}  // namespace locus::nn

@@ -1,0 +1,14 @@
+#pragma once
+// The global generator's Philox counters, for fused kernels that draw their own random words
+// (fused attention's dropout) from the stream rand() and manual_seed() use.
+
+#include <cstdint>
+#include <utility>
+
+namespace locus::ops {
+
+/// Reserves `n` counters of the global generator: its seed and the first counter. Later draws
+/// (rand, dropout) start after them, as if rand() had drawn n values.
+std::pair<uint64_t, uint64_t> take_random_counters(uint64_t n);
+
+}  // namespace locus::ops
