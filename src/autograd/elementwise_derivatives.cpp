@@ -20,11 +20,14 @@ using ops::OpId;
 
 // ---- helpers the table's expressions use --------------------------------------------------
 
-// d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi from gelu(x)/x (0.5 at 0), phi from exp.
-Tensor gelu_backward(const Tensor& g, const Tensor& x, const Tensor& y) {
-  const Tensor cdf = where(x == 0, full_like(x, 0.5), y / x);
+// d/dx x*Phi(x) = Phi(x) + x*phi(x), in one pass (the GeluBackward op).
+Tensor gelu_backward(const Tensor& g, const Tensor& x) { return ops::run_binary(ops::OpId::GeluBackward, g, x); }
+
+// GeluBackward's derivative in x, for double backward: d/dx (a (Phi(x) + x phi(x))) =
+// a phi(x) (2 - x^2), times the incoming gradient g.
+Tensor gelu_backward_x(const Tensor& g, const Tensor& a, const Tensor& x) {
   const Tensor pdf = exp(x * x * -0.5) * 0.3989422804014327;
-  return g * (cdf + x * pdf);
+  return g * a * pdf * (2.0 - x * x);
 }
 
 // 1 where lo <= x <= hi (bounds included, as PyTorch), else 0.

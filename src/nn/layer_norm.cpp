@@ -1,19 +1,24 @@
-// Layer and RMS normalisation over trailing dims, composed of reductions and elementwise ops
-// (their gradients are the composition's, exact). Statistics of float16/bfloat16 inputs are
-// computed in float32, as PyTorch's kernels accumulate.
+// Layer and RMS normalisation over trailing dims: the fused kernel where the device has one
+// (Note [Fused layer norm]), else composed of reductions and elementwise ops (whose gradients
+// are the composition's, exact). Statistics of float16/bfloat16 inputs are computed in float32,
+// as PyTorch's kernels accumulate.
 
 #include "locus/nn/layer_norm.h"
 
 #include <string>
 #include <vector>
 
+#include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/autograd/node.h"
 #include "src/core/public_op.h"
 #include "src/nn/conv_geometry.h"
 #include "src/nn/python_repr.h"
 #include "src/ops/autocast.h"
+#include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -67,6 +72,85 @@ double machine_epsilon(DType dtype) {
   }
 }
 
+// Note [Fused layer norm]
+// Where the device has KernelTable::layer_norm (the CPU's, cpu_layer_norm.cpp), layer_norm and
+// rms_norm are one node over the input seen as [rows, cols] (cols: the normalized elements): the
+// forward is one kernel call that keeps each row's mean and rstd, the backward one call that
+// gives the input's, weight's and bias's gradients,
+//   grad_x = rstd (g w - mean(g w) - xhat mean(g w xhat))     (rms: without the mean(g w) term)
+//   grad_w = sum over rows of g xhat,  grad_b = sum over rows of g.
+// Elsewhere (sim configured without "layer_norm" or "rms_norm"; tests compare the two) they are
+// the composition of reductions and elementwise ops, whose gradient is the composition's. The
+// composition recorded op by op kept eight full-size intermediates. The fused node is not
+// differentiable twice, as batch norm's.
+
+const ops::KernelTable* fused_norm(Device device, DType compute, bool rms) {
+  return ops::fused_kernels(&ops::KernelTable::layer_norm, device, compute, {rms ? ops::OpId::RmsNorm : ops::OpId::LayerNorm});
+}
+
+// The fused path: y in the input's dtype, with its gradient node when recording.
+Tensor fused_norm_call(const ops::KernelTable* table, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                       int64_t cols, double eps, bool rms) {
+  const Device device = input.device();
+  const DType compute = stats_dtype(input.dtype());
+  const int64_t rows = cols ? input.numel() / cols : 0;
+  Tensor x, w, b;
+  {
+    NoGradGuard no_grad;
+    x = input.to(compute).contiguous();
+    if (weight.defined()) w = weight.to(compute).contiguous();
+    if (bias.defined()) b = bias.to(compute).contiguous();
+  }
+  const Tensor y = ops::empty_on(x.shape(), compute, device);
+  const Tensor mean = ops::empty_on(Shape{rows}, compute, device), rstd = ops::empty_on(Shape{rows}, compute, device);
+  ops::LayerNormArgs args;
+  args.device = device.is_cpu() ? 0 : device.index();
+  args.dtype = compute, args.rms = rms, args.rows = rows, args.cols = cols, args.eps = eps;
+  args.x = static_cast<const char*>(x.data_ptr());
+  args.weight = w.defined() ? static_cast<const char*>(w.data_ptr()) : nullptr;
+  args.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
+  args.y = static_cast<char*>(y.data_ptr());
+  args.mean = static_cast<char*>(mean.data_ptr());
+  args.rstd = static_cast<char*>(rstd.data_ptr());
+  for (const Tensor* t : {&x, &w, &b})
+    if (t->defined()) ops::wait_for_host(*t);
+  table->layer_norm(args);
+  const Tensor result = y.to(input.dtype());
+  std::vector<Tensor> inputs{input};
+  if (weight.defined()) inputs.push_back(weight);
+  if (bias.defined()) inputs.push_back(bias);
+  if (!autograd::needs_grad(inputs)) return result;
+  const DType input_dtype = input.dtype(), weight_dtype = weight.defined() ? weight.dtype() : compute,
+              bias_dtype = bias.defined() ? bias.dtype() : compute;
+  autograd::record(result, rms ? "FusedRmsNormBackward0" : "NativeLayerNormBackward0",
+                   [=, saved = std::vector<Tensor>{x, w, mean, rstd}](const Tensor& grad) -> std::vector<Tensor> {
+                     const Tensor g = grad.to(compute).contiguous();
+                     const Tensor gx = ops::empty_on(x.shape(), compute, device);
+                     const Tensor gw = w.defined() ? ops::empty_on(w.shape(), compute, device) : Tensor();
+                     const Tensor gb = b.defined() ? ops::empty_on(b.shape(), compute, device) : Tensor();
+                     ops::LayerNormArgs back = args;
+                     back.pass = ops::LayerNormArgs::Pass::Backward;
+                     back.grad_out = static_cast<const char*>(g.data_ptr());
+                     back.grad_input = static_cast<char*>(gx.data_ptr());
+                     back.grad_weight = gw.defined() ? static_cast<char*>(gw.data_ptr()) : nullptr;
+                     back.grad_bias = gb.defined() ? static_cast<char*>(gb.data_ptr()) : nullptr;
+                     ops::wait_for_host(g);
+                     table->layer_norm(back);
+                     std::vector<Tensor> grads{gx.to(input_dtype)};
+                     if (gw.defined()) grads.push_back(gw.to(weight_dtype));
+                     if (gb.defined()) grads.push_back(gb.to(bias_dtype));
+                     return grads;
+                   },
+                   inputs);
+  return result;
+}
+
+int64_t normalized_count(const std::vector<int64_t>& normalized_shape) {
+  int64_t n = 1;
+  for (int64_t s : normalized_shape) n *= s;
+  return n;
+}
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
@@ -81,6 +165,8 @@ Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
   check_affine("layer_norm", "weight", o.weight(), o.normalized_shape());
   check_affine("layer_norm", "bias", o.bias(), o.normalized_shape());
   const DType compute = stats_dtype(input.dtype());
+  if (const ops::KernelTable* table = fused_norm(input.device(), compute, false); table && input.numel() > 0)
+    return fused_norm_call(table, input, o.weight(), o.bias(), normalized_count(o.normalized_shape()), o.eps(), false);
   const Tensor x = input.to(compute);
   const Tensor centered = sub(x, mean(x, dims, true));
   const Tensor var = mean(mul(centered, centered), dims, true);
@@ -92,12 +178,18 @@ Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
 
 Tensor rms_norm(const Tensor& input, const RMSNormFuncOptions& o) {
   const ops::PublicOp op("rms_norm", {{input, "input"}, {o.weight(), "weight"}});
+  if (ops::autocast_active())
+    return ops::autocast(
+        ops::OpId::RmsNorm, [&o](const Tensor& x, const Tensor& w) { return rms_norm(x, RMSNormFuncOptions(o).weight(w)); },
+        input, o.weight());
   check_floating("rms_norm", input);
   const Shape dims = trailing_dims("rms_norm", input, o.normalized_shape());
   check_affine("rms_norm", "weight", o.weight(), o.normalized_shape());
   const DType compute = stats_dtype(input.dtype());
-  const Tensor x = input.to(compute);
   const double eps = o.eps().value_or(machine_epsilon(input.dtype()));
+  if (const ops::KernelTable* table = fused_norm(input.device(), compute, true); table && input.numel() > 0)
+    return fused_norm_call(table, input, o.weight(), Tensor(), normalized_count(o.normalized_shape()), eps, true);
+  const Tensor x = input.to(compute);
   Tensor y = mul(x, rsqrt(add(mean(mul(x, x), dims, true), eps)));
   if (o.weight().defined()) y = mul(y, o.weight().to(compute));
   return y.to(input.dtype());

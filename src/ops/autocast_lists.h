@@ -52,6 +52,7 @@ inline CastPolicy autocast_policy(OpId op) noexcept {
     case OpId::MseLoss:
     case OpId::GroupNorm:
     case OpId::LayerNorm:
+    case OpId::RmsNorm:
       return CastPolicy::Float32;
     // The reductions: the op table's Autocast column.
 #define LOCUS_REDUCE_AUTOCAST(id, name, rule, cast, ...) \

@@ -346,6 +346,15 @@ struct DivTrunc {
 struct ReluBackward {
   template <class C> LOCUS_HD C operator()(C a, C b, const Params<C>&) const { return b <= C(0) ? C(0) : a; }
 };
+/// GELU's gradient (the exact form): `a` (the output's gradient) times Phi(b) + b phi(b) at the
+/// input b, in one pass, as PyTorch's gelu_backward.
+struct GeluBackward {
+  template <class C> LOCUS_HD C operator()(C a, C b, const Params<C>&) const {
+    const C cdf = C(0.5) * (C(1) + ::erf(b * C(0.70710678118654752440)));
+    const C pdf = ::exp(C(-0.5) * b * b) * C(0.39894228040143267794);
+    return a * (cdf + b * pdf);
+  }
+};
 /// Python's floor division; for floats PyTorch's div_floor_floating, which is exact where
 /// floor(a / b) would round the quotient first.
 struct DivFloor {

@@ -279,6 +279,31 @@ struct BatchNormArgs {
   const char* c = nullptr;
 };
 
+/// Layer normalisation, or RMS normalisation with `rms`, of `rows` contiguous rows of `cols`
+/// elements in float32 or float64 (Note [Fused layer norm]). Forward writes y and each row's mean
+/// (0 with rms) and reciprocal standard deviation rstd; Backward reads x, mean, rstd and
+/// grad_out and writes grad_input and, where set, grad_weight and grad_bias, summed over the
+/// rows in an order that does not depend on the thread count. weight and bias may be null.
+struct LayerNormArgs {
+  enum class Pass : uint8_t { Forward, Backward };
+  Pass pass = Pass::Forward;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  bool rms = false;
+  int64_t rows = 0, cols = 0;
+  double eps = 1e-5;
+  const char* x = nullptr;
+  const char* weight = nullptr;  ///< [cols]
+  const char* bias = nullptr;    ///< [cols]
+  char* y = nullptr;
+  char* mean = nullptr;  ///< [rows]: Forward's result, Backward's input
+  char* rstd = nullptr;  ///< [rows]
+  const char* grad_out = nullptr;
+  char* grad_input = nullptr;
+  char* grad_weight = nullptr;
+  char* grad_bias = nullptr;
+};
+
 /// Fused scaled dot-product attention (Note [Fused attention]) over contiguous q [B, L, E],
 /// k [B, S, E] and v [B, S, Ev] in float32 or float64. Forward writes out [B, L, Ev] and the
 /// rows' log-sum-exp lse [B, L]; Backward reads them with grad_out and writes grad_q, grad_k and
@@ -399,6 +424,7 @@ struct KernelTable {
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
   void (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention
+  void (*layer_norm)(const LayerNormArgs&) = nullptr;  ///< one pass of layer or RMS norm
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

@@ -40,7 +40,7 @@
   X(Sigmoid,    sigmoid,      Floating,     g * y * (1 - y))                          \
   X(Erf,        erf,          Floating,     g * exp(-(x * x)) * 1.1283791670955126)    \
   X(Relu,       relu,         NoBool,       threshold_backward(g, y))                 \
-  X(Gelu,       gelu,         FloatOnly,    gelu_backward(g, x, y))                   \
+  X(Gelu,       gelu,         FloatOnly,    gelu_backward(g, x))                   \
   X(Floor,      floor,        NoBool,       zeros_like(g))                            \
   X(Ceil,       ceil,         NoBool,       zeros_like(g))                            \
   X(Round,      round,        NoBool,       zeros_like(g))                            \
@@ -88,7 +88,8 @@
   X(Div,         div,           Floating, g / b,                    -g * y / b)                  \
   X(DivTrunc,    div,           NoBool,   zeros_like(g),            zeros_like(g))               \
   X(DivFloor,    div,           NoBool,   zeros_like(g),            zeros_like(g))               \
-  X(ReluBackward, threshold_backward, NoBool, threshold_backward(g, b), zeros_like(g))
+  X(ReluBackward, threshold_backward, NoBool, threshold_backward(g, b), zeros_like(g))  \
+  X(GeluBackward, gelu_backward, Floating, gelu_backward(g, b), gelu_backward_x(g, a, b))
 
 // Binary elementwise ops, each with public functions `name(Tensor, Tensor)` and
 // `name(Tensor, Scalar)` generated from its line (same columns).
@@ -209,4 +210,5 @@
   X(GroupNorm,    "group_norm",    Composite)       \
   X(BatchNorm,    "batch_norm",    Composite)       \
   X(LayerNorm,    "layer_norm",    Composite)       \
+  X(RmsNorm,      "rms_norm",      Composite)       \
   X(ScaledDotProductAttention, "scaled_dot_product_attention", Composite)

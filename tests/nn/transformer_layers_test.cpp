@@ -1,6 +1,8 @@
-// The transformer's layers as modules so far: nn::Embedding (initialisation, padding row,
+// The transformer's layers as modules: nn::Embedding (initialisation, padding row,
 // from_pretrained, option checks, the out-of-range id's message), nn::LayerNorm and nn::RMSNorm
-// (state_dict names, reprs, autocast), beside the golden family `transformer` for the values.
+// (state_dict names, reprs, autocast, the fused kernels against the composition),
+// MultiheadAttention and the encoder stack, beside the golden family `transformer` for the
+// values.
 
 #include <gtest/gtest.h>
 
@@ -173,6 +175,97 @@ TEST(TransformerLayers, MultiheadAttentionDropoutOnlyInTraining) {
   for (double w : values(sum(train_weights, Shape{2}))) off += std::abs(w - 1.0) > 1e-3;
   EXPECT_GT(off, 0);
 }
+
+// The fused layer_norm and rms_norm kernels (cpu) against the composition (sim configured
+// without them): odd row widths, a 2-d normalized_shape, with and without the affine parameters,
+// values and every gradient, float32 and float64.
+TEST(TransformerLayers, FusedAndComposedNormsAgree) {
+  const sim::Config original = sim::config();
+  sim::Config lacking = original;
+  lacking.unsupported_ops = {"layer_norm", "rms_norm"};
+  struct Case {
+    Shape x;
+    std::vector<int64_t> normalized;
+    bool affine, rms;
+  };
+  const std::vector<Case> cases = {{{6, 37}, {37}, true, false},  {{3, 4, 5, 6}, {5, 6}, true, false},
+                                   {{9, 130}, {130}, false, false}, {{4, 7, 33}, {33}, true, true},
+                                   {{2, 200}, {200}, false, true}};
+  for (DType dtype : {kFloat32, kFloat64}) {
+    const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
+    for (size_t n = 0; n < cases.size(); ++n) {
+      const Case& c = cases[n];
+      manual_seed(static_cast<uint64_t>(n));
+      const TensorOptions o = TensorOptions().dtype(dtype);
+      const Tensor x = add(mul(randn(c.x, o), 3.0), 1.5), w = randn(Shape(c.normalized), o), b = randn(Shape(c.normalized), o);
+      const Tensor gout = randn(c.x, o);
+      std::vector<std::vector<double>> results[2];
+      for (int fused = 0; fused < 2; ++fused) {
+        if (!fused) sim::configure(lacking);
+        {
+          const Device dev(fused ? "cpu" : "sim:0");
+          const Tensor xx = x.to(dev).requires_grad_(true), ww = w.to(dev).requires_grad_(true), bb = b.to(dev).requires_grad_(true);
+          Tensor y;
+          if (c.rms) y = F::rms_norm(xx, F::RMSNormFuncOptions(c.normalized).weight(c.affine ? ww : Tensor()).eps(1e-5));
+          else y = F::layer_norm(xx, F::LayerNormFuncOptions(c.normalized).weight(c.affine ? ww : Tensor()).bias(c.affine ? bb : Tensor()));
+          mul(y, gout.to(dev)).sum().backward();
+          results[fused] = {values(y), values(xx.grad())};
+          if (c.affine) results[fused].push_back(values(ww.grad()));
+          if (c.affine && !c.rms) results[fused].push_back(values(bb.grad()));
+        }
+        if (!fused) sim::configure(original);
+      }
+      ASSERT_EQ(results[0].size(), results[1].size());
+      for (size_t r = 0; r < results[0].size(); ++r)
+        for (size_t i = 0; i < results[0][r].size(); ++i)
+          ASSERT_NEAR(results[1][r][i], results[0][r][i], tol * (1 + std::abs(results[0][r][i])))
+              << "case " << n << " result " << r << " at " << i << " " << dtype_name(dtype);
+    }
+  }
+}
+
+// The stacks clone their layer with its values (PyTorch's deepcopy), in PyTorch's state_dict
+// names; is_causal alone stands for the causal mask; num_layers and activation are checked.
+TEST(TransformerLayers, EncoderStackClonesItsLayerAndHonoursTheCausalHint) {
+  manual_seed(5);
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0).batch_first(true));
+  nn::TransformerEncoder encoder(nn::TransformerEncoderOptions(layer, 2).norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
+  const std::vector<std::string> names = keys(*encoder);
+  ASSERT_EQ(names.size(), 26u);
+  EXPECT_EQ(names[0], "layers.0.self_attn.in_proj_weight");
+  EXPECT_EQ(names[12], "layers.1.self_attn.in_proj_weight");
+  EXPECT_EQ(names[25], "norm.bias");
+  EXPECT_EQ(values(encoder->layers->at<nn::TransformerEncoderLayerImpl>(1).linear1->weight), values(layer->linear1->weight));
+  const Tensor x = randn({2, 6, 8});
+  const Tensor mask = nn::TransformerImpl::generate_square_subsequent_mask(6);
+  const std::vector<double> with_mask = values(encoder(x, mask));
+  const std::vector<double> with_hint = values(encoder(x, Tensor(), Tensor(), /*is_causal=*/true));
+  ASSERT_EQ(with_mask.size(), with_hint.size());
+  for (size_t i = 0; i < with_mask.size(); ++i) EXPECT_NEAR(with_hint[i], with_mask[i], 1e-5) << i;
+  EXPECT_NE(values(encoder(x)), with_mask);  // the mask matters
+  testing::expect_error<ValueError>([&] { nn::TransformerEncoder(layer, 0); }, "TransformerEncoder: num_layers must be at least 1, got 0");
+  testing::expect_error<ValueError>([] { nn::TransformerEncoderLayerOptions(8, 2).activation("tanh"); },
+                                    "activation should be relu/gelu, not tanh");
+  EXPECT_EQ(values(nn::TransformerImpl::generate_square_subsequent_mask(3)),
+            (std::vector<double>{0, -INFINITY, -INFINITY, 0, 0, -INFINITY, 0, 0, 0}));
+}
+
+// Without need_weights, MultiheadAttention goes through scaled_dot_product_attention (the fused
+// path on the CPU) and gives the weighted path's output.
+TEST(TransformerLayers, MultiheadAttentionWithoutWeightsMatchesTheWeightedPath) {
+  manual_seed(8);
+  nn::MultiheadAttention m(nn::MultiheadAttentionOptions(12, 3).batch_first(true));
+  const Tensor q = randn({2, 5, 12}), kv = randn({2, 7, 12});
+  Tensor padding = zeros({2, 7}, TensorOptions().dtype(kBool));
+  padding[1][6].fill_(true);
+  const auto [weighted, weights] = m(q, kv, kv, padding, true);
+  const auto [plain, none] = m(q, kv, kv, padding, false);
+  EXPECT_FALSE(none.defined());
+  EXPECT_EQ(nn::attention::last_sdpa_backend(), nn::attention::SDPBackend::FLASH_ATTENTION);
+  const std::vector<double> a = values(weighted), b = values(plain);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 1e-5) << i;
+}
+
 
 }  // namespace
 }  // namespace locus

@@ -17,6 +17,8 @@ void batch_norm_kernel(const ops::BatchNormArgs& args);
 /// Fused scaled dot-product attention, forward and backward, float32 and float64
 /// (cpu_attention.cpp).
 void attention_kernel(const ops::AttentionArgs& args);
+/// Layer and RMS normalisation, forward and backward, float32 and float64 (cpu_layer_norm.cpp).
+void layer_norm_kernel(const ops::LayerNormArgs& args);
 /// oneDNN's convolution (cpu_dnnl_conv.cpp): float32 on builds with oneDNN; false otherwise.
 bool dnnl_convolution(const ops::ConvArgs& args);
 void sort_kernel(const ops::SortArgs& args);
