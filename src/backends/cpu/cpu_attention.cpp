@@ -3,24 +3,21 @@
 // each tile's weights from the saved log-sum-exp, so neither pass holds more than one
 // [kRows, kCols] tile of scores per thread: memory is linear in the lengths. Tiles are
 // products of OpenBLAS (called inside the OpenMP region, where it runs single-threaded); the
-// exponentials are a polynomial the compiler vectorises.
+// exponentials are vec_math.h's.
 
 #include <cblas.h>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
-#include <type_traits>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/parallel.h"
+#include "src/backends/cpu/vec_math.h"
 #include "src/ops/philox.h"
 
 namespace locus::cpu {
@@ -46,52 +43,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
               static_cast<int>(ldc));
 }
 
-// exp(x) for float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, ~1 ulp), exactly
-// 0 below the smallest normal result (masked scores are -inf), NaN for NaN. The row loops run it
-// eight lanes at a time with AVX2 where the build targets it (GCC does not vectorise the scalar
-// form: it turns the range checks into branches); the scalar form computes the same values.
-constexpr float kExpLo = -87.33654f, kExpHi = 88.37626f;
-constexpr float kLog2e = 1.44269504088896341f, kRound = 12582912.0f;  // 1.5 * 2^23: x + kRound rounds x
-constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-
-inline float exp_of(float x) {
-  if (std::isnan(x)) return x;
-  const float xc = std::min(std::max(x, kExpLo), kExpHi);
-  const float shifted = std::fma(xc, kLog2e, kRound);
-  const float n = shifted - kRound;
-  const float r = std::fma(-n, kLn2Lo, std::fma(-n, kLn2Hi, xc));
-  float p = kExpPoly[0];
-  for (int i = 1; i < 6; ++i) p = std::fma(p, r, kExpPoly[i]);
-  const float y = std::fma(p * r, r, r + 1.0f);
-  const int32_t ni = std::bit_cast<int32_t>(shifted) - 0x4B400000;
-  return x < kExpLo ? 0.0f : y * std::bit_cast<float>((ni + 127) << 23);
-}
-inline double exp_of(double x) { return std::exp(x); }
-
-#if defined(__AVX2__) && defined(__FMA__)
-inline __m256 exp8(__m256 x) {
-  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLo)), _mm256_set1_ps(kExpHi));
-  const __m256 shifted = _mm256_fmadd_ps(xc, _mm256_set1_ps(kLog2e), _mm256_set1_ps(kRound));
-  const __m256 n = _mm256_sub_ps(shifted, _mm256_set1_ps(kRound));
-  const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), xc));
-  __m256 p = _mm256_set1_ps(kExpPoly[0]);
-  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[i]));
-  const __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(shifted), _mm256_set1_epi32(0x4B400000));
-  const __m256 two_n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23));
-  const __m256 result = _mm256_and_ps(_mm256_mul_ps(y, two_n), _mm256_cmp_ps(x, _mm256_set1_ps(kExpLo), _CMP_GE_OQ));
-  return _mm256_blendv_ps(result, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
-#endif
-
 // The row's largest element (at least `init`).
 template <class T>
 T row_max(const T* x, int64_t n, T init) {
   T top = init;
   int64_t i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
+#if LOCUS_CPU_AVX2
   if constexpr (std::is_same_v<T, float>) {
     __m256 lanes = _mm256_set1_ps(init);
     for (; i + 8 <= n; i += 8) lanes = _mm256_max_ps(lanes, _mm256_loadu_ps(x + i));
@@ -109,7 +66,7 @@ template <class T>
 T exp_row(T* x, int64_t n, T shift) {
   T total = 0;
   int64_t i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
+#if LOCUS_CPU_AVX2
   if constexpr (std::is_same_v<T, float>) {
     __m256 sum = _mm256_setzero_ps();
     const __m256 s = _mm256_set1_ps(shift);
