@@ -9,19 +9,17 @@
 // where either is absent (CI has no torch).
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "locus/locus.h"
+#include "tests/serialize/torch_script.h"
 #include "tools/locus/cnn.h"
 
 namespace locus {
@@ -29,7 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";
 constexpr const char* kScript = "scripts/reference/torch_train_cnn.py";
 // The largest |Locus logit - PyTorch logit| allowed for the same weights and images: float32
 // convolutions and matrix products summed in different orders differ by ~1e-5 on logits of
@@ -46,25 +43,11 @@ const std::vector<std::string> kTorchKeys = {
     "9.weight", "9.bias",                                                              // Linear(3136, 128)
     "12.weight", "12.bias"};                                                           // Linear(128, 10)
 
-// The script, found as tests/golden finds its files: beside this source file's tree when
-// __FILE__ is absolute, else upward from the working directory.
-fs::path script_path() {
-  const fs::path here = fs::path(__FILE__).parent_path();  // <source>/tests/serialize
-  if (here.is_absolute() && fs::exists(here.parent_path().parent_path() / kScript))
-    return here.parent_path().parent_path() / kScript;
-  std::error_code ec;
-  for (fs::path dir = fs::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {
-    if (fs::exists(dir / kScript)) return dir / kScript;
-    if (dir == dir.parent_path()) break;
-  }
-  return {};
-}
+fs::path script_path() { return testing::source_path(kScript); }
 
 // Why the test cannot run here, or "" when it can.
 std::string missing_prerequisite() {
-  static const bool has_torch =
-      std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
-  if (!has_torch) return std::string("needs PyTorch: `") + kPython + " -c \"import torch\"` fails";
+  if (!testing::python_has_torch()) return std::string("needs PyTorch: `") + testing::kPython + " -c \"import torch\"` fails";
   for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
                            "t10k-labels-idx1-ubyte"}) {
     const fs::path raw = fs::path(data::kFashionMnistDir) / stem;
@@ -77,58 +60,13 @@ std::string missing_prerequisite() {
 #define REQUIRE_TORCH_AND_FASHION_MNIST() \
   if (const std::string why = missing_prerequisite(); !why.empty()) GTEST_SKIP() << why
 
-// A fresh directory under the test's temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "/locus_torch_ckpt_XXXXXX";
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+using testing::kPython;
+using testing::ScriptRun;
+using testing::shell_quote;
+using testing::TempDir;
 
- private:
-  std::string path_;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct ScriptRun {
-  bool ok = false;        // exited with status 0
-  std::string output;     // the command, then its stdout and stderr together
-  double accuracy = -1;   // its `accuracy 0.912300` line; -1 without one
-};
-
-// Runs the script with `args` (already quoted), capturing its output.
-ScriptRun run_script(const std::string& args) {
-  ScriptRun run;
-  const std::string command = std::string(kPython) + " " + shell_quote(script_path().string()) + " " + args + " 2>&1";
-  run.output = "$ " + command + "\n";
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    run.output += "popen failed\n";
-    return run;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  run.ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::istringstream lines(run.output);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("accuracy ", 0) == 0) run.accuracy = std::strtod(line.c_str() + 9, nullptr);
-  return run;
-}
+// Runs the script with `args` (already quoted); its `accuracy` line is the run's value.
+ScriptRun run_script(const std::string& args) { return testing::run_script(script_path(), args, "accuracy"); }
 
 struct Evaluation {
   int64_t correct = 0;
@@ -211,7 +149,7 @@ void expect_scores_as_torch(const nn::Sequential& model, const ScriptRun& torch_
     SCOPED_TRACE(device);
     const Evaluation locus_eval = evaluate(model, *test, Device(device));
     const Comparison c = compare_logits(locus_eval.logits, torch_logits, test->targets());
-    EXPECT_NEAR(locus_eval.accuracy(), torch_run.accuracy, 1e-4)
+    EXPECT_NEAR(locus_eval.accuracy(), torch_run.value, 1e-4)
         << "Locus on " << device << " scores " << locus_eval.correct << "/" << locus_eval.total << "\n"
         << c.report << "\n" << torch_run.output;
     EXPECT_LE(c.max_abs_diff, kLogitTolerance) << c.report << "\n" << torch_run.output;
@@ -230,8 +168,8 @@ TEST(TorchCheckpoint, APyTorchTrainedCnnScoresPyTorchsAccuracyInLocus) {
   const ScriptRun torch_run = run_script("--epochs 1 --max-steps 300 --save " + shell_quote(weights) + " --logits " +
                                          shell_quote(torch_logits_path));
   ASSERT_TRUE(torch_run.ok) << torch_run.output;
-  ASSERT_GE(torch_run.accuracy, 0) << "no `accuracy` line:\n" << torch_run.output;
-  EXPECT_GT(torch_run.accuracy, 0.5) << "300 steps should train the CNN well past chance:\n" << torch_run.output;
+  ASSERT_GE(torch_run.value, 0) << "no `accuracy` line:\n" << torch_run.output;
+  EXPECT_GT(torch_run.value, 0.5) << "300 steps should train the CNN well past chance:\n" << torch_run.output;
 
   const OrderedDict<std::string, Tensor> state = load(weights);
   EXPECT_EQ(keys_of(state), kTorchKeys) << "PyTorch's state_dict order, as the script wrote it";
@@ -282,7 +220,7 @@ TEST(TorchCheckpoint, ALocusTrainedCnnScoresLocussAccuracyInPyTorch) {
   const ScriptRun torch_run =
       run_script("--load " + shell_quote(weights) + " --epochs 0 --logits " + shell_quote(torch_logits_path));
   ASSERT_TRUE(torch_run.ok) << torch_run.output;
-  ASSERT_GE(torch_run.accuracy, 0) << "no `accuracy` line:\n" << torch_run.output;
+  ASSERT_GE(torch_run.value, 0) << "no `accuracy` line:\n" << torch_run.output;
   expect_scores_as_torch(model, torch_run, torch_logits_path);
 }
 
