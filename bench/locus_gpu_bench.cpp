@@ -1,7 +1,7 @@
 // GPU benchmarks with the names and JSON layout of ../shared/bench/README.md (the gpu_ rows of
 // torch_gpu_bench.py), so compare.py sets them beside PyTorch run on the same machine in the
 // same call (scripts/gpu-check.sh does both).
-//   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead,mlp,amp,cnn]
+//   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead,mlp,amp,cnn,attention]
 // gpu_mlp_train_step_sgd_b512_graph (a CUDA-graph replay) has no Locus counterpart yet.
 
 #include <string>
@@ -10,6 +10,7 @@
 #include "bench/bench_cnn_model.h"
 #include "bench/bench_harness.h"
 #include "locus/locus.h"
+#include "tools/locus/char_lm.h"
 #include "tools/locus/mlp.h"
 
 using namespace locus;
@@ -283,6 +284,59 @@ void cnn_group() {
   }, "ms", ms, 11, 0.1);
 }
 
+// The attention rows of torch_gpu_bench.py: scaled_dot_product_attention forward and forward +
+// backward (causal and not) in float32 and bfloat16, and the char-LM's training step in float32
+// and under autocast bfloat16. On CUDA Locus runs attention as the composition (cuBLAS products
+// and its softmax); the _cudnn rows (forced to cuDNN's fused attention) have no counterpart.
+void attention_group() {
+  struct Case {
+    int64_t n, h, l, e;
+    DType dtype;
+  };
+  for (const Case& c : {Case{8, 4, 256, 32, kFloat32}, Case{1, 8, 1024, 64, kFloat32}, Case{8, 4, 256, 32, kBFloat16},
+                        Case{1, 8, 1024, 64, kBFloat16}, Case{4, 16, 2048, 128, kBFloat16}}) {
+    const std::string p = "gpu_sdpa_" + std::to_string(c.n) + "x" + std::to_string(c.h) + "x" + std::to_string(c.l) + "x" +
+                          std::to_string(c.e) + (c.dtype == kBFloat16 ? "_bf16" : "");
+    const TensorOptions o = TensorOptions().dtype(c.dtype).device(kGpu);
+    const Tensor q = randn({c.n, c.h, c.l, c.e}, o), k = randn({c.n, c.h, c.l, c.e}, o), v = randn({c.n, c.h, c.l, c.e}, o);
+    const char* how = "the composition (cuBLAS products, Locus's softmax): no fused CUDA attention yet";
+    run(p + "_fwd", [&](long n) {
+      NoGradGuard g;
+      for (long i = 0; i < n; ++i) { Tensor out = scaled_dot_product_attention(q, k, v); }
+    }, "ms", ms, 11, 0.1, how);
+    const Tensor qg = q.clone().requires_grad_(), kg = k.clone().requires_grad_(), vg = v.clone().requires_grad_();
+    for (const bool causal : {false, true}) {
+      run(p + (causal ? "_causal_fwdbwd" : "_fwdbwd"), [&](long n) {
+        for (long i = 0; i < n; ++i) {
+          scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal).sum().backward();
+          for (Tensor t : {qg, kg, vg}) t.set_grad(Tensor());
+        }
+      }, "ms", ms, 11, 0.1, how);
+    }
+  }
+  for (const bool bf16 : {false, true}) {
+    manual_seed(0);
+    cli::CharLMConfig config;
+    config.vocab = 96, config.dropout = 0.0;
+    cli::CharLM model(config);
+    model->to(kGpu);
+    optim::AdamW opt(model->parameters(), optim::AdamW::with_default_decay().lr(3e-4));
+    const Tensor x = randint(0, 96, {32, 128}, kGpu), y = randint(0, 96, {32, 128}, kGpu);
+    run(std::string("gpu_charlm_train_step_b32") + (bf16 ? "_bf16" : ""), [&](long n) {
+      for (long i = 0; i < n; ++i) {
+        opt.zero_grad();
+        Tensor loss;
+        {
+          const amp::AutocastGuard autocast(kCUDA, kBFloat16, bf16);
+          loss = nn::cross_entropy(model(x).view({-1, 96}), y.view({-1}));
+        }
+        loss.backward();
+        opt.step();
+      }
+    }, "ms", ms, 11, 0.1, bf16 ? "autocast bf16, float32 master weights" : "fp32");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -300,11 +354,13 @@ int main(int argc, char** argv) {
   if (opt.wants("mlp")) mlp_group();
   if (opt.wants("amp")) amp_group();
   if (opt.wants("cnn")) cnn_group();
+  if (opt.wants("attention")) attention_group();
   const cuda::DeviceProperties p = cuda::get_device_properties(0);
   std::string meta = "{\"version\": \"" + std::string(version()) + "\", \"device\": \"" + p.name + "\", \"capability\": \"" +
                      std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sm_count\": " +
                      std::to_string(p.multi_processor_count) + ", \"driver\": \"" + cuda::driver_version() +
                      "\", \"runtime\": \"" + cuda::runtime_version() +
-                     "\", \"skipped\": [\"gpu_mlp_train_step_sgd_b512_graph: no CUDA graph capture yet\"]}";
+                     "\", \"skipped\": [\"gpu_mlp_train_step_sgd_b512_graph: no CUDA graph capture yet\", "
+                     "\"gpu_sdpa_4x16x2048x128_bf16_*_cudnn: no cuDNN attention yet\"]}";
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus-gpu", meta);
 }

@@ -117,6 +117,13 @@ stage_run() {
   else
     row "locus train --device cuda" "skipped: no dataset in the pack"
   fi
+  if ls "$pack"/data/fortunes/fortunes >/dev/null 2>&1; then
+    locus_env timeout 240 "$pack"/bin/locus charlm --device cuda --data "$pack"/data/fortunes --steps 200 --sample 80 \
+      > "$logs/charlm.log" 2>&1
+    row "locus charlm --device cuda (200 steps)" "rc $?, $(grep -h '^step 200\|time per step' "$logs/charlm.log" | tr '\n' ' ')"
+  else
+    row "locus charlm --device cuda" "skipped: no fortunes in the pack"
+  fi
   locus_env timeout 120 "$pack"/bin/locus bench > "$logs/bench_cli.txt" 2>&1
   row "locus bench" "rc $?"
   cat "$logs/bench_cli.txt"
@@ -125,12 +132,19 @@ stage_run() {
 stage_bench() {
   locus_env timeout 240 "$pack"/bench/locus_gpu_bench --json "$logs/locus_gpu.json" > "$logs/locus_bench.log" 2>&1
   row "locus_gpu_bench" "rc $?"
-  PYTHONUNBUFFERED=1 timeout 240 python3 "$pack"/bench/torch_gpu_bench.py --json "$logs/torch_gpu.json" > "$logs/torch_bench.log" 2>&1
+  PYTHONUNBUFFERED=1 timeout 240 python3 "$pack"/bench/torch_gpu_bench.py --only copy,ew,mm,transfer,alloc,overhead,mlp --json "$logs/torch_gpu.json" > "$logs/torch_bench.log" 2>&1
   row "torch_gpu_bench" "rc $?"
+  # The opt-in groups (cnn, attention) on both sides, each with its own time budget.
+  locus_env timeout 240 "$pack"/bench/locus_gpu_bench --only cnn,attention --json "$logs/locus_gpu_cnn_attention.json" \
+    > "$logs/locus_bench_cnn_attention.log" 2>&1
+  row "locus_gpu_bench --only cnn,attention" "rc $?"
+  PYTHONUNBUFFERED=1 timeout 240 python3 "$pack"/bench/torch_gpu_bench.py --only cnn,attention \
+    --json "$logs/torch_gpu_cnn_attention.json" > "$logs/torch_bench_cnn_attention.log" 2>&1
+  row "torch_gpu_bench --only cnn,attention" "rc $?"
   PYTHONUNBUFFERED=1 timeout 120 python3 "$pack"/bench/torch_amp_bench.py --device cuda --json "$logs/torch_gpu_amp.json" \
     > "$logs/torch_amp_bench.log" 2>&1
   row "torch_amp_bench (autocast)" "rc $?"
-  python3 "$pack"/bench/compare.py torch="$logs/torch_gpu*.json" locus="$logs/locus_gpu.json" --ratio --only gpu_ \
+  python3 "$pack"/bench/compare.py torch="$logs/torch_gpu*.json" locus="$logs/locus_gpu*.json" --ratio --only gpu_ \
     > "$out/compare.txt" 2>&1
   cp "$out/compare.txt" "$logs/"
 }

@@ -35,6 +35,10 @@ cp "$shared"/torch_gpu_bench.py "$shared"/compare.py "$stage"/bench/
 cp bench/torch_amp_bench.py "$stage"/bench/
 # Fashion-MNIST for `locus train --device cuda` (the GPU image has no Debian packages).
 cp /usr/share/datasets/fashion-mnist/*.gz "$stage"/data/ 2>/dev/null || echo "warning: dataset-fashion-mnist not installed; locus train will be skipped there"
+# The char-LM's text (~2.6 MB, the fortune files without '.' in their names).
+mkdir -p "$stage"/data/fortunes
+find /usr/share/games/fortunes -maxdepth 1 -type f ! -name '*.*' -exec cp {} "$stage"/data/fortunes/ \; 2>/dev/null
+ls "$stage"/data/fortunes | grep -q . || echo "warning: fortunes not installed; locus charlm will be skipped there"
 mkdir -p .gpu
 tar -C "$stage" -cf - . | xz -T2 -6 > .gpu/pack.tar.xz
 bytes=$(stat -c %s .gpu/pack.tar.xz)
