@@ -85,7 +85,7 @@ void example() {
   auto model = CharLM(vocab, block);
   model->to(device);
   optim::AdamW optimizer(model->parameters(), optim::AdamOptions(3e-3).weight_decay(0.01));
-  const int steps = 120, warmup = 20;
+  const int steps = 60, warmup = 10;
   const auto [val_x, val_y] = batch(ids, split, static_cast<int64_t>(ids.size()), 32, block);
   const auto validation_loss = [&] {
     model->eval();
@@ -106,7 +106,7 @@ void example() {
     loss.backward();
     nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     optimizer.step();
-    if ((step + 1) % 40 == 0) std::cout << "step " << step + 1 << ": train loss " << loss.item<float>() << "\n";
+    if ((step + 1) % 20 == 0) std::cout << "step " << step + 1 << ": train loss " << loss.item<float>() << "\n";
   }
   const float val = validation_loss();
   std::cout << "validation loss " << val << " nats/char (" << val / std::numbers::ln2 << " bits/char)\n";

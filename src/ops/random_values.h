@@ -25,7 +25,8 @@ LOCUS_HOST_DEVICE inline double random_value(ops::OpId op, int mantissa_bits, ui
   const Philox4 r = philox4x32(seed, offset + static_cast<uint64_t>(i));
   if (op == ops::OpId::Rand)
     return mantissa_bits >= 53 ? uniform53(r[0], r[1])
-                               : ::ldexp(static_cast<double>(r[0] >> (32 - mantissa_bits)), -mantissa_bits);
+                               // times 2^-bits, exactly (ldexp's libm call was most of dropout's time)
+                               : static_cast<double>(r[0] >> (32 - mantissa_bits)) / static_cast<double>(uint64_t{1} << mantissa_bits);
   if (op == ops::OpId::Randn) {
     constexpr double kTwoPi = 6.283185307179586476925286766559;
     const double u1 = 1.0 - uniform53(r[0], r[1]);  // (0, 1]: log stays finite

@@ -84,14 +84,20 @@ T exp_row(T* x, int64_t n, T shift) {
   return total;
 }
 
-// Whether weight (b, i, j) survives dropout: word `index` of the Philox stream, as a uniform
-// in [0, 1), is at least p.
-inline bool kept(const Args& a, int64_t b, int64_t i, int64_t j) {
-  const uint64_t index = (static_cast<uint64_t>(b) * static_cast<uint64_t>(a.length) + static_cast<uint64_t>(i)) *
-                             static_cast<uint64_t>(a.keys) +
-                         static_cast<uint64_t>(j);
-  const runtime::Philox4 r = runtime::philox4x32(a.seed, a.offset + index / 4);
-  return static_cast<double>(r[static_cast<int>(index % 4)]) * 0x1.0p-32 >= a.dropout_p;
+// Dropout's keep factors for keys [j0, j0 + cols) of row i of batch b: weight (b, i, j) is kept
+// when word (b L + i) S + j of the Philox stream, as a uniform in [0, 1), is at least p. Each
+// Philox call gives four consecutive words.
+template <class T>
+void keep_factors(const Args& a, int64_t b, int64_t i, int64_t j0, int64_t cols, T keep_scale, T* out) {
+  uint64_t index = (static_cast<uint64_t>(b) * static_cast<uint64_t>(a.length) + static_cast<uint64_t>(i)) *
+                       static_cast<uint64_t>(a.keys) +
+                   static_cast<uint64_t>(j0);
+  const uint64_t end = index + static_cast<uint64_t>(cols);
+  for (T* o = out; index < end;) {
+    const runtime::Philox4 r = runtime::philox4x32(a.seed, a.offset + index / 4);
+    for (int w = static_cast<int>(index % 4); w < 4 && index < end; ++w, ++index)
+      *o++ = static_cast<double>(r[w]) * 0x1.0p-32 >= a.dropout_p ? keep_scale : T(0);
+  }
 }
 
 // The scores of one tile: rows [i0, i0 + rows) against keys [j0, j0 + cols) of batch b, scaled,
@@ -149,8 +155,11 @@ void forward_tile(const Args& a, int64_t b, int64_t i0, int64_t rows, std::vecto
       m[r] = top;
       if (alpha != T(1))
         for (int64_t e = 0; e < ev; ++e) acc[r * ev + e] *= alpha;
-      if (a.dropout_p > 0)
-        for (int64_t c = 0; c < cols; ++c) row[c] = kept(a, b, i0 + r, j0 + c) ? row[c] * keep_scale : T(0);
+      if (a.dropout_p > 0) {
+        T factors[kCols];
+        keep_factors(a, b, i0 + r, j0, cols, keep_scale, factors);
+        for (int64_t c = 0; c < cols; ++c) row[c] *= factors[c];
+      }
     }
     const T* v = reinterpret_cast<const T*>(a.v) + (b * a.keys + j0) * ev;
     gemm(false, false, rows, ev, cols, T(1), s, kCols, v, ev, T(1), acc, ev);
@@ -221,9 +230,11 @@ void backward_batch(const Args& a, int64_t b, std::vector<T>& scratch) {
       }
       const T* weights = p;
       if (a.dropout_p > 0) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c)
-            pz[r * kCols + c] = kept(a, b, i0 + r, j0 + c) ? p[r * kCols + c] * keep_scale : T(0);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* z = pz + r * kCols;
+          keep_factors(a, b, i0 + r, j0, cols, keep_scale, z);
+          for (int64_t c = 0; c < cols; ++c) z[c] *= p[r * kCols + c];
+        }
         weights = pz;
       }
       gemm(true, false, cols, ev, rows, T(1), weights, kCols, go + i0 * ev, ev, T(1), gv + j0 * ev, ev);
