@@ -185,6 +185,12 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
   }
   attn_mask = as_additive(attn_mask, q.dtype());
   const double p = is_training() ? options.dropout() : 0.0;
+  // The heads' outputs [L * N, E] through out_proj, back in the query's layout.
+  const auto project = [&](const Tensor& heads_out) {
+    Tensor out = out_proj(heads_out).view({tgt_len, bsz, e});
+    if (!batched) return out.squeeze(1);
+    return options.batch_first() ? out.transpose(0, 1) : out;
+  };
   if (!need_weights) {
     // PyTorch 2.x's way: the heads' attention as scaled_dot_product_attention over
     // [N, heads, L or S, head_dim], so that it can take a fused path.
@@ -192,12 +198,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
     Tensor mask;
     if (attn_mask.defined() && !causal_path)
       mask = attn_mask.size(0) == 1 ? attn_mask.unsqueeze(0) : attn_mask.reshape({bsz, heads, attn_mask.size(1), src_len});
-    Tensor out = scaled_dot_product_attention(per_head(q), per_head(k), per_head(v), mask, p, causal_path);
-    out = out.permute({2, 0, 1, 3}).reshape({tgt_len * bsz, e});
-    out = out_proj(out).view({tgt_len, bsz, e});
-    if (!batched) out = out.squeeze(1);
-    else if (options.batch_first()) out = out.transpose(0, 1);
-    return {out, Tensor()};
+    const Tensor out = scaled_dot_product_attention(per_head(q), per_head(k), per_head(v), mask, p, causal_path);
+    return {project(out.permute({2, 0, 1, 3}).reshape({tgt_len * bsz, e})), Tensor()};
   }
   // The heads' attention, as 1.13's _scaled_dot_product_attention.
   q = div(q, std::sqrt(static_cast<double>(head_dim)));
@@ -205,10 +207,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
   // The weights returned are the ones the values are weighted with: after dropout, as PyTorch's.
   Tensor weights = softmax(scores, -1);
   if (p > 0) weights = nn::dropout(weights, p, true);
-  Tensor out = bmm(weights, v).transpose(0, 1).contiguous().view({tgt_len * bsz, e});
-  out = out_proj(out).view({tgt_len, bsz, e});
-  if (!batched) out = out.squeeze(1);
-  else if (options.batch_first()) out = out.transpose(0, 1);
+  const Tensor out = project(bmm(weights, v).transpose(0, 1).contiguous().view({tgt_len * bsz, e}));
   weights = weights.view({bsz, heads, tgt_len, src_len});
   if (average_attn_weights) weights = div(sum(weights, Shape{1}), static_cast<double>(heads));
   if (!batched) weights = weights.squeeze(0);

@@ -1,12 +1,19 @@
-// Fused scaled dot-product attention on the CPU (AttentionArgs, Note [Fused attention]): the
-// forward is a tiled online softmax (FlashAttention's recurrence) and the backward recomputes
-// each tile's weights from the saved log-sum-exp, so neither pass holds more than one
-// [kRows, kCols] tile of scores per thread: memory is linear in the lengths. Tiles are
-// products of OpenBLAS (called inside the OpenMP region, where it runs single-threaded); the
-// exponentials are vec_math.h's.
+// Fused scaled dot-product attention on the CPU (AttentionArgs).
+//
+// Note [Fused attention]
+// The forward is a tiled online softmax (FlashAttention's recurrence): each task takes kRows
+// query rows of one batch-head and walks the keys kCols at a time, keeping per row the running
+// maximum m and sum l of exp(score - m) and the output accumulated with the same weights,
+// rescaled by exp(m_old - m_new) when the maximum grows; at the end out = acc / l and the row's
+// log-sum-exp m + log l is kept. The backward recomputes each tile's weights from that
+// log-sum-exp instead of storing them, so neither pass holds more than one [kRows, kCols] tile
+// of scores per thread: memory is linear in the lengths. It runs one batch-head per thread, so
+// the gradients of k and v need no reduction across threads and repeat bit for bit. Key tiles
+// entirely above the diagonal are skipped under is_causal. Tiles are products of OpenBLAS
+// (called inside the OpenMP region, where it runs single-threaded); the exponentials and maxima
+// are vec_math.h's, eight lanes at a time.
 
 #include <cblas.h>
-
 
 #include <algorithm>
 #include <cmath>
