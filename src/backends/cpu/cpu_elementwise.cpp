@@ -1,149 +1,12 @@
-// The CPU elementwise kernels: one loop for unary ops and one for binary ops, instantiated with
-// each op's functor (src/ops/functors.h) for the dtypes its rule allows, so the compiler inlines
-// the functor and vectorises the contiguous paths.
-//
-// Note [Vectorised GELU]
-// GELU and its gradient in float32 take vec_math.h's row functions on contiguous runs instead of
-// the functor: the functor's erf and exp are libm calls the compiler leaves scalar, and they were
-// a fifth of the transformer's training step. The row functions compute the functor's formula
-// with PyTorch's vectorised erf (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7), as
-// PyTorch's own CPU kernel does; float64, other layouts and CUDA keep the functor.
-
-#include <type_traits>
+// The CPU elementwise table: the special unary and binary ops (op_table.h), where, copy and fill
+// here; the plain ops in cpu_unary_kernels.cpp and cpu_binary_kernels.cpp. The loops are
+// elementwise_loops.h's.
 
 #include "src/backends/cpu/cpu_kernels.h"
-#include "src/backends/cpu/dispatch.h"
-#include "src/backends/cpu/loops.h"
-#include "src/backends/cpu/streaming_store.h"
-#include "src/backends/cpu/vec_math.h"
-#include "src/ops/dtype_rules.h"
-#include "src/ops/functors.h"
+#include "src/backends/cpu/elementwise_loops.h"
 
 namespace locus::cpu {
 namespace {
-
-using ops::DtypeRule;
-namespace fn = ops::fn;
-
-// The functor's parameters in its compute type; the extended ones only for the functors that
-// read them (fn::uses_extra_params_v).
-template <class C, bool kExtra>
-fn::Params<C> params_of(const ops::ElementwiseScalars& s) {
-  fn::Params<C> p;
-  p.alpha = s.alpha.to<C>();
-  p.lo = s.lo.to<C>(), p.hi = s.hi.to<C>();
-  p.has_lo = s.has_lo, p.has_hi = s.has_hi;
-  if constexpr (kExtra) {
-    p.beta = s.beta.to<C>(), p.threshold = s.threshold.to<C>();
-    p.nan = s.nan.to<C>(), p.posinf = s.posinf.to<C>(), p.neginf = s.neginf.to<C>();
-  }
-  return p;
-}
-
-template <class F, class T>
-void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
-  using C = compute_t<T>;
-  using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, fn::Params<C>{})), bool>, bool, T>;
-  const fn::Params<C> p = params_of<C, fn::uses_extra_params_v<F>>(s);
-  const F f{};
-  const bool stream = streams_output(it);
-  for_each_run<2>(it, static_cast<int64_t>(sizeof(Out) + sizeof(T)), [&](char* const* ptr, const int64_t* st, int64_t n) {
-    const fn::Params<C> q = p;  // a local the stores cannot alias (see binary_row)
-    auto* out = reinterpret_cast<Out*>(ptr[0]);
-    const auto* in = reinterpret_cast<const T*>(ptr[1]);
-    if (st[0] == sizeof(Out) && st[1] == sizeof(T)) {
-      write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
-        const T* src = in + first;
-        if constexpr (std::is_same_v<F, fn::Gelu> && std::is_same_v<T, float>) {
-          gelu_row(src, dst, count);  // Note [Vectorised GELU]
-        } else {
-          for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(src[i]), q));
-        }
-      });
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), q));
-    }
-  });
-}
-
-// The row loop: a contiguous path the compiler vectorises, two broadcast-scalar paths, and the
-// general strided path.
-template <class T, class Out, class F, class P>
-inline void binary_row(char* const* ptr, const int64_t* st, int64_t n, const F& f, const P params, bool stream) {
-  // `params` is a copy on purpose: a local the stores cannot alias, so its loads leave the loops.
-  const P& p = params;
-  using C = compute_t<T>;
-  auto* out = reinterpret_cast<Out*>(ptr[0]);
-  const auto* a = reinterpret_cast<const T*>(ptr[1]);
-  const auto* b = reinterpret_cast<const T*>(ptr[2]);
-  if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == sizeof(T)) {
-    write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
-      const T* x = a + first;
-      const T* y = b + first;
-      if constexpr (std::is_same_v<F, fn::GeluBackward> && std::is_same_v<T, float>) {
-        gelu_backward_row(x, y, dst, count);  // Note [Vectorised GELU]
-      } else {
-        for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(x[i]), C(y[i]), p));
-      }
-    });
-  } else if (st[0] == sizeof(Out) && st[1] == sizeof(T) && st[2] == 0) {
-    const C bv = C(b[0]);
-    write_run(out, n, stream, [&](Out* dst, int64_t first, int64_t count) {
-      const T* x = a + first;
-      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(x[i]), bv, p));
-    });
-  } else if (st[0] == sizeof(Out) && st[1] == 0 && st[2] == sizeof(T)) {
-    const C av = C(a[0]);
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(av, C(b[i]), p));
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<Out*>(ptr[0] + i * st[0]) = static_cast<Out>(
-          f(C(*reinterpret_cast<const T*>(ptr[1] + i * st[1])), C(*reinterpret_cast<const T*>(ptr[2] + i * st[2])), p));
-  }
-}
-
-template <class F, class T>
-void binary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
-  using C = compute_t<T>;
-  using Out = std::conditional_t<std::is_same_v<decltype(F{}(C{}, C{}, fn::Params<C>{})), bool>, bool, T>;
-  const fn::Params<C> p = params_of<C, fn::uses_extra_params_v<F>>(s);
-  const F f{};
-  // A number operand (below) has stride 0: the output streams when it alone is large.
-  const bool stream = streams_output(it);
-  auto rows = [&](char* const* ptr, const int64_t* st, int64_t n) { binary_row<T, Out>(ptr, st, n, f, p, stream); };
-  const auto bytes = static_cast<int64_t>(sizeof(Out) + 2 * sizeof(T));
-  if (!s.has_other) {
-    for_each_run<3>(it, bytes, rows);
-    return;
-  }
-  // A number operand becomes a zero-stride third operand: one loop serves both forms.
-  T value = s.other.to<T>();
-  ops::StridedIter full = it;
-  full.noperands = 3;
-  full.data[2] = reinterpret_cast<char*>(&value);
-  full.dtypes[2] = it.dtypes[1];
-  full.strides[2] = Shape(it.shape.size(), 0);
-  for_each_run<3>(full, bytes, rows);
-}
-
-[[noreturn]] void no_kernel() { throw DTypeError("internal: an elementwise kernel was called with a dtype its rule excludes"); }
-
-template <class F, DtypeRule R>
-void unary_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
-  LOCUS_DISPATCH_ALL(it.dtypes[1], {
-    if constexpr (ops::rule_allows(R, dtype_of<scalar_t>())) unary_typed<F, scalar_t>(it, s);
-    else no_kernel();
-  });
-}
-
-template <class F, DtypeRule R>
-void binary_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
-  LOCUS_DISPATCH_ALL(it.dtypes[1], {
-    if constexpr (ops::rule_allows(R, dtype_of<scalar_t>())) binary_typed<F, scalar_t>(it, s);
-    else no_kernel();
-  });
-}
 
 void where_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars&) {
   LOCUS_DISPATCH_ALL(it.dtypes[0], {
@@ -159,14 +22,10 @@ void where_kernel(const ops::StridedIter& it, const ops::ElementwiseScalars&) {
 }  // namespace
 
 void fill_elementwise_kernels(ops::KernelTable& table) {
-#define LOCUS_UNARY_ENTRY(id, name, rule, ...) \
-  table.elementwise[static_cast<int>(ops::OpId::id)] = &unary_kernel<fn::id, DtypeRule::rule>;
-#define LOCUS_BINARY_ENTRY(id, name, rule, ...) \
-  table.elementwise[static_cast<int>(ops::OpId::id)] = &binary_kernel<fn::id, DtypeRule::rule>;
-  LOCUS_UNARY_OPS(LOCUS_UNARY_ENTRY)
-  LOCUS_BINARY_OPS(LOCUS_BINARY_ENTRY)
-#undef LOCUS_UNARY_ENTRY
-#undef LOCUS_BINARY_ENTRY
+  elementwise::fill_plain_unary_kernels(table);
+  elementwise::fill_plain_binary_kernels(table);
+  LOCUS_SPECIAL_UNARY_OPS(LOCUS_CPU_UNARY_ENTRY)
+  LOCUS_SPECIAL_BINARY_OPS(LOCUS_CPU_BINARY_ENTRY)
   table.elementwise[static_cast<int>(ops::OpId::Where)] = &where_kernel;
   table.elementwise[static_cast<int>(ops::OpId::Copy)] = &copy_kernel;
   table.elementwise[static_cast<int>(ops::OpId::Fill)] = &fill_kernel;
