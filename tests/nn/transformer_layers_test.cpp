@@ -47,6 +47,33 @@ TEST(TransformerLayers, EmbeddingPaddingRowGetsNoGradient) {
   EXPECT_EQ(values(e->weight.grad()), (std::vector<double>{1, 1, 0, 0, 0, 0, 1, 1, 0, 0}));
 }
 
+// Note [Deterministic index_add on CUDA]: the backward sums repeated ids in their order, rounding
+// at each step as the CPU does, so the gradients are the CPU's bit for bit, run after run.
+TEST(TransformerLayers, CudaEmbeddingBackwardIsTheCpusBitForBit) {
+  REQUIRE_CUDA();
+  manual_seed(11);
+  const Tensor ids = randint(0, 50, {64, 320});  // 20480 ids over 50 rows: ~400 repeats each
+  const Tensor grad = randn({64, 320, 96});
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    const auto backward = [&](Device device) {
+      const Tensor table = zeros({50, 96}, TensorOptions().dtype(dtype).device(device)).requires_grad_();
+      F::embedding(ids.to(device), table, F::EmbeddingFuncOptions().padding_idx(7)).backward(grad.to(device, dtype));
+      return values(table.grad().to(kCPU).to(kFloat64));
+    };
+    const auto on_cpu = backward(Device("cpu"));
+    const auto on_cuda = backward(Device("cuda:0"));
+    EXPECT_EQ(on_cuda, on_cpu) << dtype;
+    EXPECT_EQ(backward(Device("cuda:0")), on_cuda) << dtype;
+    for (int64_t d = 0; d < 96; ++d) EXPECT_EQ(on_cuda[7 * 96 + d], 0.0) << dtype;
+  }
+  // index_add along a middle dim onto a nonzero self, the indices unsorted.
+  const Tensor self = randn({3, 40, 5}), source = randn({3, 1000, 5});
+  const Tensor index = randint(0, 40, {1000});
+  const Tensor on_cpu = index_add(self, 1, index, source);
+  const Tensor on_cuda = index_add(self.cuda(), 1, index.cuda(), source.cuda());
+  EXPECT_EQ(values(on_cuda.cpu()), values(on_cpu));
+}
+
 TEST(TransformerLayers, FromPretrainedSharesTheTableAndFreezesIt) {
   const Tensor table = arange(12, TensorOptions().dtype(kFloat32)).view({4, 3});
   nn::Embedding frozen = nn::Embedding::from_pretrained(table);

@@ -20,6 +20,7 @@
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
 #if LOCUS_WITH_CUDNN
+#include "src/backends/cuda/cuda_cudnn_attention.h"
 #include "src/backends/cuda/cuda_cudnn_conv.h"
 #endif
 
@@ -100,7 +101,9 @@ void scan(const ops::ScanArgs& a) {
 // reads element 0 for an index out of range, so nothing outside `in` is read meanwhile.
 void index(const ops::IndexArgs& a) {
   Launch l(a.device);
-  check_op(launch_index(a, l.stream), a.op);
+  const size_t bytes = index_workspace_bytes(a);
+  detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
+  check_op(launch_index(a, work.get(), l.stream), a.op);
 }
 
 void random(const ops::RandomArgs& a) {
@@ -136,6 +139,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.batch_norm = &batch_norm;
 #if LOCUS_WITH_CUDNN
     t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
+    t.attention = &cudnn_attention;      // Note [cuDNN attention]
 #endif
     t.sort = &sort;
     t.scan = &scan;

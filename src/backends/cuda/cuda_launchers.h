@@ -39,7 +39,11 @@ size_t sort_workspace_bytes(const ops::SortArgs& a);
 cudaError_t launch_sort(const ops::SortArgs& a, void* workspace, cudaStream_t stream);
 /// Cumsum and cumprod along the rows of `a`.
 cudaError_t launch_scan(const ops::ScanArgs& a, cudaStream_t stream);
-cudaError_t launch_index(const ops::IndexArgs& a, cudaStream_t stream);
+/// Bytes of scratch launch_index needs for `a`: index_add sorts its indices (Note
+/// [Deterministic index_add on CUDA] in cuda_index.cu); the other index ops need none.
+size_t index_workspace_bytes(const ops::IndexArgs& a);
+/// index_select, gather, scatter, scatter_add and index_add.
+cudaError_t launch_index(const ops::IndexArgs& a, void* workspace, cudaStream_t stream);
 cudaError_t launch_random(const ops::RandomArgs& a, cudaStream_t stream);
 /// GradScaler's unscale and inf/NaN check over every tensor of `a` (cuda_unscale.cu).
 cudaError_t launch_unscale(const ops::UnscaleArgs& a, cudaStream_t stream);
