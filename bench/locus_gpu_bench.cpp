@@ -4,6 +4,7 @@
 //   locus_gpu_bench --json out.json [--only copy,ew,mm,transfer,alloc,overhead,mlp,amp,cnn,attention]
 // gpu_mlp_train_step_sgd_b512_graph (a CUDA-graph replay) has no Locus counterpart yet.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -285,33 +286,47 @@ void cnn_group() {
 }
 
 // The attention rows of torch_gpu_bench.py: scaled_dot_product_attention forward and forward +
-// backward (causal and not) in float32 and bfloat16, and the char-LM's training step in float32
-// and under autocast bfloat16. On CUDA Locus runs attention as the composition (cuBLAS products
-// and its softmax); the _cudnn rows (forced to cuDNN's fused attention) have no counterpart.
+// backward (causal and not) in float32 and bfloat16, with the _cudnn rows forced to cuDNN's fused
+// attention, and the char-LM's training step in float32 and under autocast bfloat16. Each row's
+// note names the path that ran (Note [Attention paths]): bfloat16 takes cuDNN where it has an
+// engine, float32 the composition.
 void attention_group() {
+  using nn::attention::SDPBackend;
   struct Case {
     int64_t n, h, l, e;
     DType dtype;
+    bool forced_cudnn;
   };
-  for (const Case& c : {Case{8, 4, 256, 32, kFloat32}, Case{1, 8, 1024, 64, kFloat32}, Case{8, 4, 256, 32, kBFloat16},
-                        Case{1, 8, 1024, 64, kBFloat16}, Case{4, 16, 2048, 128, kBFloat16}}) {
+  for (const Case& c : {Case{8, 4, 256, 32, kFloat32, false}, Case{1, 8, 1024, 64, kFloat32, false},
+                        Case{8, 4, 256, 32, kBFloat16, false}, Case{1, 8, 1024, 64, kBFloat16, false},
+                        Case{4, 16, 2048, 128, kBFloat16, false}, Case{4, 16, 2048, 128, kBFloat16, true}}) {
     const std::string p = "gpu_sdpa_" + std::to_string(c.n) + "x" + std::to_string(c.h) + "x" + std::to_string(c.l) + "x" +
                           std::to_string(c.e) + (c.dtype == kBFloat16 ? "_bf16" : "");
+    const std::string suffix = c.forced_cudnn ? "_cudnn" : "";
     const TensorOptions o = TensorOptions().dtype(c.dtype).device(kGpu);
     const Tensor q = randn({c.n, c.h, c.l, c.e}, o), k = randn({c.n, c.h, c.l, c.e}, o), v = randn({c.n, c.h, c.l, c.e}, o);
-    const char* how = "the composition (cuBLAS products, Locus's softmax): no fused CUDA attention yet";
-    run(p + "_fwd", [&](long n) {
+    std::optional<nn::attention::sdpa_kernel> only;
+    if (c.forced_cudnn) only.emplace(SDPBackend::CUDNN_ATTENTION);
+    try {
+      scaled_dot_product_attention(q, k, v);  // which path runs, for the notes
+    } catch (const Error& e) {
+      std::fprintf(stderr, "locus_gpu_bench: %s%s skipped: %s\n", p.c_str(), suffix.c_str(), e.what());
+      continue;
+    }
+    const std::string how = std::string("path ") + nn::attention::sdpa_backend_name(nn::attention::last_sdpa_backend()) +
+                            (c.forced_cudnn ? " (forced with sdpa_kernel)" : "");
+    run(p + "_fwd" + suffix, [&](long n) {
       NoGradGuard g;
       for (long i = 0; i < n; ++i) { Tensor out = scaled_dot_product_attention(q, k, v); }
-    }, "ms", ms, 11, 0.1, how);
+    }, "ms", ms, 11, 0.1, how.c_str());
     const Tensor qg = q.clone().requires_grad_(), kg = k.clone().requires_grad_(), vg = v.clone().requires_grad_();
     for (const bool causal : {false, true}) {
-      run(p + (causal ? "_causal_fwdbwd" : "_fwdbwd"), [&](long n) {
+      run(p + (causal ? "_causal_fwdbwd" : "_fwdbwd") + suffix, [&](long n) {
         for (long i = 0; i < n; ++i) {
           scaled_dot_product_attention(qg, kg, vg, {}, 0.0, causal).sum().backward();
           for (Tensor t : {qg, kg, vg}) t.set_grad(Tensor());
         }
-      }, "ms", ms, 11, 0.1, how);
+      }, "ms", ms, 11, 0.1, how.c_str());
     }
   }
   for (const bool bf16 : {false, true}) {
@@ -360,7 +375,6 @@ int main(int argc, char** argv) {
                      std::to_string(p.major) + "." + std::to_string(p.minor) + "\", \"sm_count\": " +
                      std::to_string(p.multi_processor_count) + ", \"driver\": \"" + cuda::driver_version() +
                      "\", \"runtime\": \"" + cuda::runtime_version() +
-                     "\", \"skipped\": [\"gpu_mlp_train_step_sgd_b512_graph: no CUDA graph capture yet\", "
-                     "\"gpu_sdpa_4x16x2048x128_bf16_*_cudnn: no cuDNN attention yet\"]}";
+                     "\", \"skipped\": [\"gpu_mlp_train_step_sgd_b512_graph: no CUDA graph capture yet\"]}";
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus-gpu", meta);
 }

@@ -9,7 +9,8 @@ packages+=(libdnnl-dev)
 # The Debian packages and their check (scripts/package.sh, scripts/check-install.sh): cpack's
 # dpkg-shlibdeps needs dpkg-dev and file; the consumer is also built through pkg-config.
 packages+=(dpkg-dev file pkg-config)
-# The fuzz targets (tests/fuzz, the fuzz preset): clang with libFuzzer and LLVM's OpenMP.
+# The sanitizer builds and their fuzz targets (the sanitize and tsan presets): clang with its
+# sanitizer runtimes, libFuzzer and LLVM's OpenMP.
 packages+=(clang libclang-rt-14-dev libomp-14-dev)
 # The character-level language model's text (`locus charlm`, examples/char_lm.cpp): ~2.6 MB of
 # quotes in /usr/share/games/fortunes.

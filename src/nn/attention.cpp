@@ -3,21 +3,27 @@
 // composition as PyTorch 2.x's math path.
 //
 // Note [Attention paths]
-// scaled_dot_product_attention has two implementations, named as PyTorch's SDPBackend:
-//  - FLASH_ATTENTION, the fused kernel (KernelTable::attention; the CPU's is a tiled online
-//    softmax, cpu_attention.cpp). Its forward keeps the rows' log-sum-exp and its backward
-//    recomputes the weights tile by tile, so nothing of size L x S is ever stored: memory is
-//    linear in the lengths. It takes float32 and float64 (float16 and bfloat16 are widened to
-//    float32 around it, as PyTorch's CPU kernel accumulates), any mask that is not being
-//    differentiated (a bool mask becomes 0 / -inf in the mask's own shape, then broadcasts by
-//    strides), is_causal and dropout (drawn inside the kernel from the global Philox stream,
-//    the same words in both passes).
+// scaled_dot_product_attention has three implementations, named as PyTorch's SDPBackend:
+//  - CUDNN_ATTENTION, cuDNN's fused attention on CUDA (KernelTable::attention of the CUDA
+//    backend, Note [cuDNN attention] in cuda_cudnn_attention.cpp), for float16 and bfloat16:
+//    forward and backward graphs of cuDNN's flash attention, its own dropout, the causal mask
+//    and an additive bias. cuDNN declines what it has no engine for (float32, compute
+//    capability below 8.0, some head sizes); the call then goes on down the list.
+//  - FLASH_ATTENTION, the CPU's fused kernel (cpu_attention.cpp), a tiled online softmax. Its
+//    forward keeps the rows' log-sum-exp and its backward recomputes the weights tile by tile,
+//    so nothing of size L x S is ever stored: memory is linear in the lengths. It takes float32
+//    and float64 (float16 and bfloat16 are widened to float32 around it, as PyTorch's CPU kernel
+//    accumulates), is_causal and dropout (drawn inside the kernel from the global Philox
+//    stream, the same words in both passes).
 //  - MATH, the composition: products, mask, softmax, dropout, product. It runs everywhere, and
-//    it is what the fused kernel is tested against (sim configured without
+//    it is what the fused kernels are tested against (sim configured without
 //    "scaled_dot_product_attention" takes it).
-// The first allowed backend that applies runs: FLASH_ATTENTION, then MATH. nn::attention::
-// sdpa_kernel restricts the allowed set on a thread, as PyTorch's context manager does, and
-// last_sdpa_backend() / sdpa_backend_calls() tell which ran. The two paths draw different
+// Both fused paths take any mask that is not being differentiated: a bool mask becomes 0 / -inf
+// in the mask's own shape, then broadcasts by strides (cuDNN reads it as one contiguous [L, S]
+// bias, or a [B, L, S] one where it varies over the batch).
+// The first allowed backend that applies runs: CUDNN_ATTENTION, FLASH_ATTENTION, then MATH.
+// nn::attention::sdpa_kernel restricts the allowed set on a thread, as PyTorch's context manager
+// does, and last_sdpa_backend() / sdpa_backend_calls() tell which ran. The paths draw different
 // dropout masks for the same seed.
 
 #include "locus/attention.h"
@@ -26,6 +32,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,8 +88,16 @@ Shape with_tail(Shape s, int64_t a, int64_t b) {
   return s;
 }
 
-// Why the fused kernel cannot run this call, or empty when it can; `table` gets the kernels.
-std::string flash_refusal(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+// The dtype a fused backend computes in: cuDNN takes the operands' own; the CPU's kernel float32
+// or float64.
+DType fused_dtype(SDPBackend backend, DType dtype) {
+  if (backend == SDPBackend::CUDNN_ATTENTION) return dtype;
+  return dtype == kFloat64 ? kFloat64 : kFloat32;
+}
+
+// Why `backend`'s fused kernel cannot run this call, or empty when it can; `table` gets the
+// kernels.
+std::string fused_refusal(SDPBackend backend, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                           const ops::KernelTable** table) {
   if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) return "query, key and value differ in dtype";
   if (!is_floating_point(q.dtype())) return "the dtype is not floating";
@@ -90,17 +105,27 @@ std::string flash_refusal(const Tensor& q, const Tensor& k, const Tensor& v, con
   if (mask.defined() && mask.device() != q.device()) return "attn_mask is on another device";
   if (mask.defined() && mask.requires_grad() && is_grad_enabled()) return "attn_mask requires grad";
   if (q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return "an operand is empty";
-  const DType compute = q.dtype() == kFloat64 ? kFloat64 : kFloat32;
-  *table = ops::fused_kernels(&ops::KernelTable::attention, q.device(), compute, {ops::OpId::ScaledDotProductAttention});
-  if (!*table) return "the device has no fused attention kernel";
+  if (backend == SDPBackend::CUDNN_ATTENTION) {
+    if (!q.device().is_cuda()) return "the operands are not on a CUDA device";
+    if (q.dtype() != kFloat16 && q.dtype() != kBFloat16)
+      return "cuDNN's attention takes float16 and bfloat16, not " + std::string(dtype_name(q.dtype()));
+  } else if (q.device().is_cuda()) {
+    return "on CUDA the fused kernel is cuDNN's (CUDNN_ATTENTION)";
+  }
+  *table = ops::fused_kernels(&ops::KernelTable::attention, q.device(), fused_dtype(backend, q.dtype()),
+                              {ops::OpId::ScaledDotProductAttention});
+  if (!*table)
+    return backend == SDPBackend::CUDNN_ATTENTION ? "this build of Locus has no cuDNN" : "the device has no fused attention kernel";
   return {};
 }
 
-// The fused path (Note [Attention paths]).
-Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const Tensor& key, const Tensor& value,
-                       const Tensor& attn_mask, double dropout_p, bool is_causal, double scale) {
+// A fused path (Note [Attention paths]); nothing when its kernel declines the call.
+std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable* table, const Tensor& query,
+                                      const Tensor& key, const Tensor& value, const Tensor& attn_mask, double dropout_p,
+                                      bool is_causal, double scale) {
   const Device device = query.device();
-  const DType compute = query.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  const DType compute = fused_dtype(backend, query.dtype());
+  const DType lse_dtype = compute == kFloat64 ? kFloat64 : kFloat32;
   const int64_t length = query.size(-2), keys = key.size(-2), e = query.size(-1), ev = value.size(-1);
   const ops::OpId op = ops::OpId::ScaledDotProductAttention;
   const Shape batch = ops::broadcast_shapes(ops::broadcast_shapes(leading(query), leading(key), op), leading(value), op);
@@ -125,7 +150,15 @@ Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const
       if (ops::broadcast_shapes(additive.shape(), full, op) != full)
         throw ShapeError(error_prefix("scaled_dot_product_attention") + "attn_mask of shape " + dims_text(attn_mask) +
                          " does not broadcast to the scores' shape " + nn::detail::shape_text(full));
-      mask = additive.expand(full);
+      if (backend == SDPBackend::CUDNN_ATTENTION) {
+        // cuDNN's bias has contiguous rows: one [L, S] matrix where the mask is the same for the
+        // whole batch, else [B, L, S].
+        Tensor rows = additive;
+        while (rows.dim() > 2 && rows.size(0) == 1) rows = rows.squeeze(0);
+        mask = rows.dim() <= 2 ? rows.expand({length, keys}).contiguous().expand(full) : additive.expand(full).contiguous();
+      } else {
+        mask = additive.expand(full);
+      }
       mask_offsets.resize(static_cast<size_t>(b_count));
       const int64_t nb = static_cast<int64_t>(batch.size());
       for (int64_t b = 0; b < b_count; ++b) {
@@ -145,6 +178,7 @@ Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const
   args.dtype = compute;
   args.batch = b_count, args.length = length, args.keys = keys, args.features = e, args.value_features = ev;
   args.scale = scale, args.causal = is_causal, args.dropout_p = dropout_p;
+  args.backward_follows = autograd::needs_grad({&query, &key, &value});
   if (dropout_p > 0)
     std::tie(args.seed, args.offset) = ops::take_random_counters(static_cast<uint64_t>((b_count * length * keys + 3) / 4));
   args.q = static_cast<const char*>(q.data_ptr());
@@ -152,17 +186,19 @@ Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const
   args.v = static_cast<const char*>(v.data_ptr());
   for (const Tensor* t : {&q, &k, &v}) ops::wait_for_host(*t);
   const Tensor out = ops::empty_on(Shape{b_count, length, ev}, compute, device);
-  const Tensor lse = ops::empty_on(Shape{b_count, length}, compute, device);
+  const Tensor lse = ops::empty_on(Shape{b_count, length}, lse_dtype, device);
   args.out = static_cast<char*>(out.data_ptr());
   args.lse = static_cast<char*>(lse.data_ptr());
   args.mask_offsets = mask_offsets.data();
-  table->attention(args);
+  if (!table->attention(args)) return std::nullopt;
   args.mask_offsets = nullptr;  // the backward points it at its own copy
   const Tensor result = out.reshape(with_tail(batch, length, ev)).to(query.dtype());
-  if (!autograd::needs_grad({&query, &key, &value})) return result;
+  if (!args.backward_follows) return result;
   const Shape q_shape = query.shape(), k_shape = key.shape(), v_shape = value.shape();
   const DType q_dtype = query.dtype(), k_dtype = key.dtype(), v_dtype = value.dtype();
-  autograd::record(result, "ScaledDotProductFlashAttentionForCpuBackward0",
+  const char* node = backend == SDPBackend::CUDNN_ATTENTION ? "ScaledDotProductCudnnAttentionBackward0"
+                                                            : "ScaledDotProductFlashAttentionForCpuBackward0";
+  autograd::record(result, node,
                    // `saved` keeps alive what args points into (the mask, out and lse too).
                    [=, saved = std::vector<Tensor>{q, k, v, mask, out, lse}](const Tensor& grad) -> std::vector<Tensor> {
                      const Tensor g = grad.to(compute).contiguous().reshape({b_count, length, ev});
@@ -177,7 +213,9 @@ Tensor flash_attention(const ops::KernelTable* table, const Tensor& query, const
                      back.grad_k = static_cast<char*>(gk.data_ptr());
                      back.grad_v = static_cast<char*>(gv.data_ptr());
                      ops::wait_for_host(g);
-                     table->attention(back);
+                     // The forward was taken only with the backward's plan built (backward_follows).
+                     if (!table->attention(back))
+                       throw Error("scaled_dot_product_attention: the fused kernel declined the backward of its own forward");
                      return {autograd::sum_to(gq.reshape(with_tail(batch, length, e)), q_shape, q_dtype),
                              autograd::sum_to(gk.reshape(with_tail(batch, keys, e)), k_shape, k_dtype),
                              autograd::sum_to(gv.reshape(with_tail(batch, keys, ev)), v_shape, v_dtype)};
@@ -216,23 +254,25 @@ Tensor attend(const Tensor& query, const Tensor& key, const Tensor& value, const
     t_last = b;
     g_calls[static_cast<size_t>(b)].fetch_add(1, std::memory_order_relaxed);
   };
-  if (allowed & bit(SDPBackend::FLASH_ATTENTION)) {
+  for (SDPBackend fused : {SDPBackend::CUDNN_ATTENTION, SDPBackend::FLASH_ATTENTION}) {
+    if (!(allowed & bit(fused))) continue;
     const ops::KernelTable* table = nullptr;
-    const std::string refusal = flash_refusal(query, key, value, attn_mask, &table);
+    std::string refusal = fused_refusal(fused, query, key, value, attn_mask, &table);
     if (refusal.empty()) {
-      Tensor out = flash_attention(table, query, key, value, attn_mask, dropout_p, is_causal, s);
-      ran(SDPBackend::FLASH_ATTENTION);
-      return out;
+      if (std::optional<Tensor> out = fused_attention(fused, table, query, key, value, attn_mask, dropout_p, is_causal, s)) {
+        ran(fused);
+        return *std::move(out);
+      }
+      refusal = "the kernel has no engine for these shapes on this device";
     }
-    why += "FLASH_ATTENTION: " + refusal + "; ";
+    why += std::string(nn::attention::sdpa_backend_name(fused)) + ": " + refusal + "; ";
   }
   if (allowed & bit(SDPBackend::MATH)) {
     Tensor out = math_attention(query, key, value, attn_mask, dropout_p, is_causal, s);
     ran(SDPBackend::MATH);
     return out;
   }
-  for (SDPBackend b : {SDPBackend::EFFICIENT_ATTENTION, SDPBackend::CUDNN_ATTENTION})
-    if (allowed & bit(b)) why += std::string(nn::attention::sdpa_backend_name(b)) + ": Locus has no such kernel; ";
+  if (allowed & bit(SDPBackend::EFFICIENT_ATTENTION)) why += "EFFICIENT_ATTENTION: Locus has no such kernel; ";
   why += "MATH: not allowed by sdpa_kernel";
   throw NotImplementedError(error_prefix("scaled_dot_product_attention") + "no available kernel (" + why + ")");
 }

@@ -304,14 +304,15 @@ struct LayerNormArgs {
   char* grad_bias = nullptr;
 };
 
-/// Fused scaled dot-product attention (Note [Fused attention]) over contiguous q [B, L, E],
-/// k [B, S, E] and v [B, S, Ev] in float32 or float64. Forward writes out [B, L, Ev] and the
-/// rows' log-sum-exp lse [B, L]; Backward reads them with grad_out and writes grad_q, grad_k and
-/// grad_v (the kernel zeroes them first). Scores are q k^T scale, plus the additive mask (same
-/// dtype) at mask[mask_offsets[b] + i * mask_row_stride + j * mask_col_stride] when mask is
-/// set, with keys j > i masked when causal. With dropout_p > 0, weight (b, i, j) is kept when
-/// word (b L + i) S + j of the Philox stream (seed, offset) is >= dropout_p, and both passes
-/// draw the same words.
+/// Fused scaled dot-product attention (Note [Attention paths]) over contiguous q [B, L, E],
+/// k [B, S, E] and v [B, S, Ev]: float32 or float64 on the CPU (Note [Fused attention]), float16
+/// or bfloat16 through cuDNN on CUDA (Note [cuDNN attention]). Forward writes out [B, L, Ev] and
+/// the rows' log-sum-exp lse [B, L] (float64 for float64, else float32); Backward reads them with
+/// grad_out and writes grad_q, grad_k and grad_v. Scores are q k^T scale, plus the additive mask
+/// (same dtype) at mask[mask_offsets[b] + i * mask_row_stride + j * mask_col_stride] when mask
+/// is set, with keys j > i masked when causal. With dropout_p > 0 each pass draws from the
+/// Philox stream (seed, offset), both passes the same words: on the CPU weight (b, i, j) is kept
+/// when word (b L + i) S + j is >= dropout_p; cuDNN draws in its own order.
 struct AttentionArgs {
   enum class Pass : uint8_t { Forward, Backward };
   Pass pass = Pass::Forward;
@@ -320,6 +321,7 @@ struct AttentionArgs {
   int64_t batch = 0, length = 0, keys = 0, features = 0, value_features = 0;
   double scale = 1;
   bool causal = false;
+  bool backward_follows = false;  ///< Forward: a Backward of the same call will follow
   const char* q = nullptr;
   const char* k = nullptr;
   const char* v = nullptr;
@@ -423,7 +425,7 @@ struct KernelTable {
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
-  void (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention
+  bool (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention; false: not taken
   void (*layer_norm)(const LayerNormArgs&) = nullptr;  ///< one pass of layer or RMS norm
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).

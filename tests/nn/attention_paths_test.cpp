@@ -188,8 +188,8 @@ TEST(AttentionPaths, SdpaKernelSelectsCountsAndRefuses) {
     const sdpa_kernel only(SDPBackend::CUDNN_ATTENTION);
     testing::expect_error<NotImplementedError>(
         [&] { scaled_dot_product_attention(q, k, v); },
-        "[locus::scaled_dot_product_attention] no available kernel (CUDNN_ATTENTION: Locus has no such kernel; MATH: not "
-        "allowed by sdpa_kernel)");
+        "[locus::scaled_dot_product_attention] no available kernel (CUDNN_ATTENTION: the operands are not on a CUDA "
+        "device; MATH: not allowed by sdpa_kernel)");
   }
   {
     // A float mask being differentiated needs the composition.
@@ -202,6 +202,63 @@ TEST(AttentionPaths, SdpaKernelSelectsCountsAndRefuses) {
   }
   testing::expect_error<ValueError>([] { sdpa_kernel none(std::vector<SDPBackend>{}); },
                                     "sdpa_kernel: give at least one backend");
+}
+
+// Note [cuDNN attention]: float16 and bfloat16 on CUDA take cuDNN's fused graphs, forward and
+// backward. Their values and gradients are those of the float32 composition on the same rounded
+// inputs, within the 16-bit types' rounding; float32 on CUDA takes the composition.
+TEST(AttentionPaths, CudnnOnCudaAgreesWithTheComposition) {
+  REQUIRE_CUDA();
+  manual_seed(5);
+  const Device cuda("cuda:0");
+  const std::vector<Case> cases = {
+      {{2, 4, 128, 64}, {2, 4, 128, 64}, {2, 4, 128, 64}, {}, false, false},
+      {{2, 4, 100, 64}, {2, 4, 100, 64}, {2, 4, 100, 64}, {}, false, true},
+      {{1, 8, 64, 128}, {1, 8, 192, 128}, {1, 8, 192, 128}, {64, 192}, true, false},  // one bias for the batch
+      {{2, 2, 32, 64}, {2, 2, 48, 64}, {2, 2, 48, 64}, {2, 1, 32, 48}, false, false},  // a bias per batch entry
+  };
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    for (size_t n = 0; n < cases.size(); ++n) {
+      const Case& c = cases[n];
+      const auto rounded = [&](const Tensor& t) { return t.to(dtype).to(kFloat32); };
+      const Tensor q = rounded(randn(c.q)), k = rounded(randn(c.k)), v = rounded(randn(c.v));
+      Tensor mask;
+      if (!c.mask.empty()) mask = c.bool_mask ? gt(rand(c.mask), 0.2) : rounded(randn(c.mask));
+      const auto pass = [&](SDPBackend backend, Device device, DType dt) {
+        const sdpa_kernel only(backend);
+        const Tensor qq = q.to(device, dt).requires_grad_(true), kk = k.to(device, dt).requires_grad_(true),
+                     vv = v.to(device, dt).requires_grad_(true);
+        const Tensor m = !mask.defined() ? Tensor() : mask.dtype() == kBool ? mask.to(device) : mask.to(device, dt);
+        const Tensor out = scaled_dot_product_attention(qq, kk, vv, m, 0.0, c.causal);
+        EXPECT_EQ(last_sdpa_backend(), backend) << dtype;
+        const Tensor weights = rounded(linspace(-1.0, 2.0, out.numel())).view(out.shape()).to(device, dt);
+        mul(out, weights).sum().backward();
+        const auto host = [](const Tensor& t) { return values(t.cpu().to(kFloat64)); };
+        return Result{host(out), host(qq.grad()), host(kk.grad()), host(vv.grad())};
+      };
+      const Result want = pass(SDPBackend::MATH, Device("cpu"), kFloat32);
+      const Result got = pass(SDPBackend::CUDNN_ATTENTION, cuda, dtype);
+      const double tol = dtype == kBFloat16 ? 4e-2 : 8e-3;
+      const std::string what = std::string(dtype_name(dtype)) + " case " + std::to_string(n);
+      expect_near_all(got.out, want.out, tol, what + " out");
+      expect_near_all(got.gq, want.gq, tol, what + " grad q");
+      expect_near_all(got.gk, want.gk, tol, what + " grad k");
+      expect_near_all(got.gv, want.gv, tol, what + " grad v");
+    }
+  }
+  const Tensor q = randn({2, 4, 64, 64}, TensorOptions().device(cuda));
+  scaled_dot_product_attention(q, q, q);
+  EXPECT_EQ(last_sdpa_backend(), SDPBackend::MATH);  // float32: cuDNN declines, the composition runs
+  // Dropout inside cuDNN: the same seed gives the same result, another seed another one.
+  const Tensor h = q.to(kBFloat16);
+  const auto dropped = [&](uint64_t seed) {
+    manual_seed(seed);
+    return values(scaled_dot_product_attention(h, h, h, Tensor(), 0.3).cpu().to(kFloat64));
+  };
+  const auto first = dropped(1);
+  EXPECT_EQ(last_sdpa_backend(), SDPBackend::CUDNN_ATTENTION);
+  EXPECT_EQ(dropped(1), first);
+  EXPECT_NE(dropped(2), first);
 }
 
 TEST(AttentionPaths, SimWithoutTheFusedKernelTakesTheComposition) {

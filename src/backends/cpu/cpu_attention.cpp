@@ -275,10 +275,11 @@ void backward(const Args& a) {
 
 }  // namespace
 
-void attention_kernel(const ops::AttentionArgs& a) {
+bool attention_kernel(const ops::AttentionArgs& a) {
   const bool fwd = a.pass == Args::Pass::Forward;
-  if (a.dtype == DType::Float64) return fwd ? forward<double>(a) : backward<double>(a);
-  return fwd ? forward<float>(a) : backward<float>(a);
+  if (a.dtype == DType::Float64) fwd ? forward<double>(a) : backward<double>(a);
+  else fwd ? forward<float>(a) : backward<float>(a);
+  return true;
 }
 
 }  // namespace locus::cpu

@@ -15,8 +15,8 @@ void im2col_kernel(const ops::Im2colArgs& args);
 /// Training-mode batch norm's per-channel passes, float32 and float64 (cpu_batch_norm.cpp).
 void batch_norm_kernel(const ops::BatchNormArgs& args);
 /// Fused scaled dot-product attention, forward and backward, float32 and float64
-/// (cpu_attention.cpp).
-void attention_kernel(const ops::AttentionArgs& args);
+/// (cpu_attention.cpp); always taken.
+bool attention_kernel(const ops::AttentionArgs& args);
 /// Layer and RMS normalisation, forward and backward, float32 and float64 (cpu_layer_norm.cpp).
 void layer_norm_kernel(const ops::LayerNormArgs& args);
 /// oneDNN's convolution (cpu_dnnl_conv.cpp): float32 on builds with oneDNN; false otherwise.

@@ -3,8 +3,6 @@
 
 #include "src/backends/cuda/cuda_cudnn_conv.h"
 
-#include <cudnn.h>
-
 #include <array>
 #include <exception>
 #include <map>
@@ -12,15 +10,13 @@
 #include <string>
 #include <unordered_map>
 
-#include <cudnn_frontend.h>
-
 #include "locus/errors.h"
 #include "locus/precision.h"
 #include "src/backends/cuda/cuda_check.h"
+#include "src/backends/cuda/cuda_cudnn_handles.h"
 #include "src/backends/cuda/cuda_launchers.h"
 #include "src/backends/cuda/cuda_memory.h"
 #include "src/backends/cuda/cuda_streams.h"
-#include "src/backends/cuda/handle_pool.h"
 
 // Note [cuDNN convolutions]
 // Each pass (fprop, dgrad, wgrad) is a one-node cuDNN graph over contiguous NCHW tensors; the
@@ -51,26 +47,6 @@ namespace {
 namespace fe = cudnn_frontend;
 using Pass = ops::ConvArgs::Pass;
 
-void check_cudnn(cudnnStatus_t status, const char* what) {
-  if (status != CUDNN_STATUS_SUCCESS)
-    throw Error(std::string("cuDNN error during ") + what + ": " + cudnnGetErrorString(status));
-}
-
-cudnnHandle_t create_cudnn_handle(int) {
-  cudnnHandle_t h = nullptr;
-  check_cudnn(cudnnCreate(&h), "cudnnCreate");
-  return h;
-}
-
-// One per thread and device (Note [Library handles]).
-cudnnHandle_t handle_for(int device) { return ThreadHandlePool<cudnnHandle_t, &create_cudnn_handle>::get(device); }
-
-// The library loaded at run time must be the major version the headers describe.
-bool runtime_matches() {
-  static const bool matches = cudnnGetVersion() / 10000 == CUDNN_MAJOR;
-  return matches;
-}
-
 // The variant pack's tensor ids.
 enum : int64_t { kImage = 1, kFilter = 2, kResponse = 3 };
 
@@ -86,15 +62,6 @@ struct Plan {
   std::unique_ptr<fe::graph::Graph> graph;  ///< null: cuDNN has no engine for this key
   int64_t workspace = 0;
 };
-
-fe::DataType_t io_type(DType dtype) {
-  switch (dtype) {
-    case DType::Float16: return fe::DataType_t::HALF;
-    case DType::BFloat16: return fe::DataType_t::BFLOAT16;
-    case DType::Float64: return fe::DataType_t::DOUBLE;
-    default: return fe::DataType_t::FLOAT;
-  }
-}
 
 // A contiguous 4-d tensor of the graph.
 fe::graph::Tensor_attributes tensor(const char* name, int64_t uid, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
@@ -112,7 +79,7 @@ Attributes geometry(const ops::ConvArgs& a) {
 Plan build(const ops::ConvArgs& a, bool tf32, cudnnHandle_t handle) {
   auto g = std::make_unique<fe::graph::Graph>();
   const fe::DataType_t compute = a.dtype == DType::Float64 ? fe::DataType_t::DOUBLE : fe::DataType_t::FLOAT;
-  g->set_io_data_type(io_type(a.dtype)).set_intermediate_data_type(compute).set_compute_data_type(compute);
+  g->set_io_data_type(cudnn_io_type(a.dtype)).set_intermediate_data_type(compute).set_compute_data_type(compute);
   const auto image = [&](const char* name) { return tensor(name, kImage, a.n, a.c_in, a.h, a.w); };
   const auto filter = [&](const char* name) { return tensor(name, kFilter, a.c_out, a.c_in / a.groups, a.kh, a.kw); };
   const auto response = [&](const char* name) { return tensor(name, kResponse, a.n, a.c_out, a.out_h, a.out_w); };
@@ -174,11 +141,11 @@ const Plan& plan_for(const ops::ConvArgs& a, cudnnHandle_t handle) {
 }  // namespace
 
 bool cudnn_convolution(const ops::ConvArgs& a) {
-  if (!runtime_matches()) return false;
+  if (!cudnn_runtime_matches()) return false;
   if (a.n == 0 || a.c_in == 0 || a.c_out == 0 || a.out_h == 0 || a.out_w == 0) return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
-  const cudnnHandle_t handle = handle_for(a.device);
+  const cudnnHandle_t handle = cudnn_handle(a.device);
   const Plan& plan = plan_for(a, handle);
   if (!plan.graph) return false;
   check_cudnn(cudnnSetStream(handle, stream), "cudnnSetStream");

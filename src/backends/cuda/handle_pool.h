@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "src/backends/cuda/cuda_check.h"
 #include "src/backends/cuda/cuda_streams.h"
 
 namespace locus::cuda_backend {
