@@ -31,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -119,6 +120,13 @@ std::string fused_refusal(SDPBackend backend, const Tensor& q, const Tensor& k, 
   return {};
 }
 
+// `t`, or a copy of it where cuDNN, which reads its operands 16-byte aligned, would not take
+// where a view starts.
+Tensor aligned_for(SDPBackend backend, const Tensor& t) {
+  const bool misaligned = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0;
+  return backend == SDPBackend::CUDNN_ATTENTION && misaligned ? t.clone() : t;
+}
+
 // A fused path (Note [Attention paths]); nothing when its kernel declines the call.
 std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable* table, const Tensor& query,
                                       const Tensor& key, const Tensor& value, const Tensor& attn_mask, double dropout_p,
@@ -137,7 +145,7 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   {
     NoGradGuard no_grad;
     const auto flat = [&](const Tensor& t, int64_t rows, int64_t features) {
-      return t.expand(with_tail(batch, rows, features)).to(compute).contiguous().reshape({b_count, rows, features});
+      return aligned_for(backend, t.expand(with_tail(batch, rows, features)).to(compute).contiguous().reshape({b_count, rows, features}));
     };
     q = flat(query, length, e), k = flat(key, keys, e), v = flat(value, keys, ev);
     if (attn_mask.defined()) {
@@ -155,7 +163,8 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
         // whole batch, else [B, L, S].
         Tensor rows = additive;
         while (rows.dim() > 2 && rows.size(0) == 1) rows = rows.squeeze(0);
-        mask = rows.dim() <= 2 ? rows.expand({length, keys}).contiguous().expand(full) : additive.expand(full).contiguous();
+        mask = rows.dim() <= 2 ? aligned_for(backend, rows.expand({length, keys}).contiguous()).expand(full)
+                               : aligned_for(backend, additive.expand(full).contiguous());
       } else {
         mask = additive.expand(full);
       }
@@ -179,18 +188,22 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   args.batch = b_count, args.length = length, args.keys = keys, args.features = e, args.value_features = ev;
   args.scale = scale, args.causal = is_causal, args.dropout_p = dropout_p;
   args.backward_follows = autograd::needs_grad({&query, &key, &value});
-  if (dropout_p > 0)
-    std::tie(args.seed, args.offset) = ops::take_random_counters(static_cast<uint64_t>((b_count * length * keys + 3) / 4));
   args.q = static_cast<const char*>(q.data_ptr());
   args.k = static_cast<const char*>(k.data_ptr());
   args.v = static_cast<const char*>(v.data_ptr());
+  args.mask_offsets = mask_offsets.data();
+  const uint64_t dropout_words = dropout_p > 0 ? static_cast<uint64_t>((b_count * length * keys + 3) / 4) : 0;
+  if (dropout_words) std::tie(args.seed, args.offset) = ops::take_random_counters(dropout_words);
   for (const Tensor* t : {&q, &k, &v}) ops::wait_for_host(*t);
   const Tensor out = ops::empty_on(Shape{b_count, length, ev}, compute, device);
   const Tensor lse = ops::empty_on(Shape{b_count, length}, lse_dtype, device);
   args.out = static_cast<char*>(out.data_ptr());
   args.lse = static_cast<char*>(lse.data_ptr());
-  args.mask_offsets = mask_offsets.data();
-  if (!table->attention(args)) return std::nullopt;
+  if (!table->attention(args)) {
+    // A declined call leaves the generator as it was, so the next path draws what it would have.
+    if (dropout_words) ops::give_back_random_counters(args.seed, args.offset, dropout_words);
+    return std::nullopt;
+  }
   args.mask_offsets = nullptr;  // the backward points it at its own copy
   const Tensor result = out.reshape(with_tail(batch, length, ev)).to(query.dtype());
   if (!args.backward_follows) return result;
@@ -201,7 +214,7 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   autograd::record(result, node,
                    // `saved` keeps alive what args points into (the mask, out and lse too).
                    [=, saved = std::vector<Tensor>{q, k, v, mask, out, lse}](const Tensor& grad) -> std::vector<Tensor> {
-                     const Tensor g = grad.to(compute).contiguous().reshape({b_count, length, ev});
+                     const Tensor g = aligned_for(backend, grad.to(compute).contiguous().reshape({b_count, length, ev}));
                      const Tensor gq = ops::empty_on(q.shape(), compute, device);
                      const Tensor gk = ops::empty_on(k.shape(), compute, device);
                      const Tensor gv = ops::empty_on(v.shape(), compute, device);

@@ -32,6 +32,15 @@ std::shared_ptr<Module> norm_clone(const std::optional<AnyModule>& norm) {
   return norm && norm->ptr() ? norm->ptr()->clone() : nullptr;
 }
 
+// The options nn::Transformer gives the layers of both its stacks.
+template <class LayerOptions>
+LayerOptions layer_options(const TransformerOptions& o) {
+  LayerOptions l(o.d_model(), o.nhead());
+  l.dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).activation(o.activation());
+  l.layer_norm_eps(o.layer_norm_eps()).batch_first(o.batch_first()).norm_first(o.norm_first());
+  return l;
+}
+
 }  // namespace
 
 // ---- TransformerEncoder --------------------------------------------------------------------------
@@ -92,26 +101,14 @@ void TransformerImpl::reset() {
   if (o.custom_encoder()) {
     encoder = register_module("encoder", TransformerEncoder(std::dynamic_pointer_cast<TransformerEncoderImpl>(o.custom_encoder().value()->clone())));
   } else {
-    const TransformerEncoderLayer layer(TransformerEncoderLayerOptions(o.d_model(), o.nhead())
-                                           .dim_feedforward(o.dim_feedforward())
-                                           .dropout(o.dropout())
-                                           .activation(o.activation())
-                                           .layer_norm_eps(o.layer_norm_eps())
-                                           .batch_first(o.batch_first())
-                                           .norm_first(o.norm_first()));
+    const TransformerEncoderLayer layer(layer_options<TransformerEncoderLayerOptions>(o));
     encoder = register_module("encoder", TransformerEncoder(TransformerEncoderOptions(layer, o.num_encoder_layers())
                                                                 .norm(AnyModule(LayerNorm(norm)))));
   }
   if (o.custom_decoder()) {
     decoder = register_module("decoder", TransformerDecoder(std::dynamic_pointer_cast<TransformerDecoderImpl>(o.custom_decoder().value()->clone())));
   } else {
-    const TransformerDecoderLayer layer(TransformerDecoderLayerOptions(o.d_model(), o.nhead())
-                                           .dim_feedforward(o.dim_feedforward())
-                                           .dropout(o.dropout())
-                                           .activation(o.activation())
-                                           .layer_norm_eps(o.layer_norm_eps())
-                                           .batch_first(o.batch_first())
-                                           .norm_first(o.norm_first()));
+    const TransformerDecoderLayer layer(layer_options<TransformerDecoderLayerOptions>(o));
     decoder = register_module("decoder", TransformerDecoder(TransformerDecoderOptions(layer, o.num_decoder_layers())
                                                                 .norm(AnyModule(LayerNorm(norm)))));
   }

@@ -305,6 +305,12 @@ Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) {
 
 namespace ops {
 std::pair<uint64_t, uint64_t> take_random_counters(uint64_t n) { return generator().take(n); }
+
+void give_back_random_counters(uint64_t seed, uint64_t offset, uint64_t n) {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  if (g.seed == seed && g.offset == offset + n) g.offset = offset;
+}
 }  // namespace ops
 
 void manual_seed(uint64_t seed) {

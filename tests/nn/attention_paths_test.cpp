@@ -216,6 +216,7 @@ TEST(AttentionPaths, CudnnOnCudaAgreesWithTheComposition) {
       {{2, 4, 100, 64}, {2, 4, 100, 64}, {2, 4, 100, 64}, {}, false, true},
       {{1, 8, 64, 128}, {1, 8, 192, 128}, {1, 8, 192, 128}, {64, 192}, true, false},  // one bias for the batch
       {{2, 2, 32, 64}, {2, 2, 48, 64}, {2, 2, 48, 64}, {2, 1, 32, 48}, false, false},  // a bias per batch entry
+      {{2, 2, 32, 64}, {2, 2, 48, 64}, {2, 2, 48, 64}, {}, false, true},  // causal, L < S: the top-left diagonal
   };
   for (DType dtype : {kBFloat16, kFloat16}) {
     for (size_t n = 0; n < cases.size(); ++n) {
@@ -226,8 +227,9 @@ TEST(AttentionPaths, CudnnOnCudaAgreesWithTheComposition) {
       if (!c.mask.empty()) mask = c.bool_mask ? gt(rand(c.mask), 0.2) : rounded(randn(c.mask));
       const auto pass = [&](SDPBackend backend, Device device, DType dt) {
         const sdpa_kernel only(backend);
-        const Tensor qq = q.to(device, dt).requires_grad_(true), kk = k.to(device, dt).requires_grad_(true),
-                     vv = v.to(device, dt).requires_grad_(true);
+        // detach(): to() may hand back q itself, which must stay a plain input for the next pass.
+        const Tensor qq = q.to(device, dt).detach().requires_grad_(true), kk = k.to(device, dt).detach().requires_grad_(true),
+                     vv = v.to(device, dt).detach().requires_grad_(true);
         const Tensor m = !mask.defined() ? Tensor() : mask.dtype() == kBool ? mask.to(device) : mask.to(device, dt);
         const Tensor out = scaled_dot_product_attention(qq, kk, vv, m, 0.0, c.causal);
         EXPECT_EQ(last_sdpa_backend(), backend) << dtype;
@@ -249,16 +251,23 @@ TEST(AttentionPaths, CudnnOnCudaAgreesWithTheComposition) {
   const Tensor q = randn({2, 4, 64, 64}, TensorOptions().device(cuda));
   scaled_dot_product_attention(q, q, q);
   EXPECT_EQ(last_sdpa_backend(), SDPBackend::MATH);  // float32: cuDNN declines, the composition runs
-  // Dropout inside cuDNN: the same seed gives the same result, another seed another one.
+  // Dropout inside cuDNN: the same seed gives the same result and gradients (the backward drops
+  // what the forward did, deterministically), another seed other ones; with p -> 0 the result is
+  // the plain attention's.
   const Tensor h = q.to(kBFloat16);
-  const auto dropped = [&](uint64_t seed) {
+  const auto dropped = [&](uint64_t seed, double p) {
     manual_seed(seed);
-    return values(scaled_dot_product_attention(h, h, h, Tensor(), 0.3).cpu().to(kFloat64));
+    const Tensor x = h.detach().requires_grad_(true);
+    const Tensor out = scaled_dot_product_attention(x, x, x, Tensor(), p);
+    EXPECT_EQ(last_sdpa_backend(), SDPBackend::CUDNN_ATTENTION);
+    out.sum().backward();
+    return std::vector<std::vector<double>>{values(out.cpu().to(kFloat64)), values(x.grad().cpu().to(kFloat64))};
   };
-  const auto first = dropped(1);
-  EXPECT_EQ(last_sdpa_backend(), SDPBackend::CUDNN_ATTENTION);
-  EXPECT_EQ(dropped(1), first);
-  EXPECT_NE(dropped(2), first);
+  const auto first = dropped(1, 0.3);
+  EXPECT_EQ(dropped(1, 0.3), first);
+  EXPECT_NE(dropped(2, 0.3)[0], first[0]);
+  const auto plain = values(scaled_dot_product_attention(h, h, h).cpu().to(kFloat64));
+  expect_near_all(dropped(1, 1e-7)[0], plain, 1e-2, "dropout 1e-7");
 }
 
 TEST(AttentionPaths, SimWithoutTheFusedKernelTakesTheComposition) {

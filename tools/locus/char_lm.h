@@ -111,16 +111,19 @@ struct SplitMix64 {
   }
 };
 
+/// Appends the window of `block` ids at `start` of `c` to x and, one id later, to y.
+inline void append_window(const Corpus& c, int64_t start, int64_t block, std::vector<int64_t>& x, std::vector<int64_t>& y) {
+  x.insert(x.end(), c.ids.begin() + start, c.ids.begin() + start + block);
+  y.insert(y.end(), c.ids.begin() + start + 1, c.ids.begin() + start + block + 1);
+}
+
 /// One training batch: inputs and targets [batch, block] (int64) on `device`.
 inline std::pair<Tensor, Tensor> training_batch(const Corpus& c, SplitMix64& rng, int64_t batch, int64_t block,
                                                 Device device) {
   std::vector<int64_t> x, y;
   x.reserve(static_cast<size_t>(batch * block)), y.reserve(static_cast<size_t>(batch * block));
-  for (int64_t r = 0; r < batch; ++r) {
-    const auto start = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(c.n_train - block));
-    x.insert(x.end(), c.ids.begin() + start, c.ids.begin() + start + block);
-    y.insert(y.end(), c.ids.begin() + start + 1, c.ids.begin() + start + block + 1);
-  }
+  for (int64_t r = 0; r < batch; ++r)
+    append_window(c, static_cast<int64_t>(rng.next() % static_cast<uint64_t>(c.n_train - block)), block, x, y);
   return {tensor(x, {batch, block}).to(device), tensor(y, {batch, block}).to(device)};
 }
 
@@ -128,7 +131,6 @@ inline std::pair<Tensor, Tensor> training_batch(const Corpus& c, SplitMix64& rng
 /// `windows`), in batches; each batch's summed cross entropy added up in double.
 inline double validation_loss(CharLM& model, const Corpus& c, int64_t batch, int64_t windows, Device device) {
   const int64_t block = model->config.block_size;
-  const auto val_begin = c.ids.begin() + c.n_train;
   const int64_t val_size = c.size() - c.n_train;
   std::vector<int64_t> starts;
   for (int64_t s = 0; s + block + 1 <= val_size && static_cast<int64_t>(starts.size()) < windows; s += block) starts.push_back(s);
@@ -139,10 +141,7 @@ inline double validation_loss(CharLM& model, const Corpus& c, int64_t batch, int
   for (size_t first = 0; first < starts.size(); first += static_cast<size_t>(batch)) {
     const size_t last = std::min(starts.size(), first + static_cast<size_t>(batch));
     std::vector<int64_t> x, y;
-    for (size_t w = first; w < last; ++w) {
-      x.insert(x.end(), val_begin + starts[w], val_begin + starts[w] + block);
-      y.insert(y.end(), val_begin + starts[w] + 1, val_begin + starts[w] + block + 1);
-    }
+    for (size_t w = first; w < last; ++w) append_window(c, c.n_train + starts[w], block, x, y);
     const auto rows = static_cast<int64_t>(last - first);
     const Tensor logits = model(tensor(x, {rows, block}).to(device));
     const Tensor loss = nn::cross_entropy(logits.view({-1, c.vocabulary.empty() ? 1 : static_cast<int64_t>(c.vocabulary.size())}),

@@ -4,6 +4,7 @@
 #include "src/backends/cuda/cuda_cudnn_attention.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -38,6 +39,8 @@
 //   has no engine (float32, compute capability below 8.0, head sizes it does not take), the graph
 //   is remembered as absent and the call declines; the front end then takes the composition.
 // - Workspaces and the seed/offset pair come from the caching allocator on the current stream.
+//   Every pointer must be 16-byte aligned, as the graph declares its tensors (the front end copies
+//   a view that starts elsewhere); the seed and offset get 16 bytes each.
 
 namespace locus::cuda_backend {
 namespace {
@@ -166,6 +169,9 @@ const Graph& graph_for(const ops::AttentionArgs& a, Pass pass, Bias bias, cudnnH
   return it->second;
 }
 
+// cuDNN reads its operands at 16-byte alignment (the frontend's default for every tensor).
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 }  // namespace
 
 bool cudnn_attention(const ops::AttentionArgs& a) {
@@ -174,6 +180,11 @@ bool cudnn_attention(const ops::AttentionArgs& a) {
   if (a.batch == 0 || a.length == 0 || a.keys == 0 || a.features == 0 || a.value_features == 0) return false;
   Bias bias;
   if (!bias_form(a, &bias)) return false;
+  if (!aligned(a.q) || !aligned(a.k) || !aligned(a.v) || !aligned(a.out) || !aligned(a.lse) ||
+      (bias != Bias::None && !aligned(a.mask)))
+    return false;
+  if (a.pass == Pass::Backward && (!aligned(a.grad_out) || !aligned(a.grad_q) || !aligned(a.grad_k) || !aligned(a.grad_v)))
+    return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
   const cudnnHandle_t handle = cudnn_handle(a.device);
@@ -191,15 +202,16 @@ bool cudnn_attention(const ops::AttentionArgs& a) {
     pack[kGradQ] = a.grad_q, pack[kGradK] = a.grad_k, pack[kGradV] = a.grad_v;
   }
   if (bias != Bias::None) pack[kBias] = const_cast<char*>(a.mask);
-  // The seed and offset live in device memory, as cuDNN reads them there.
+  // The seed and offset live in device memory, as cuDNN reads them there, each 16-byte aligned
+  // as the graph declares them.
   detail::DataPtr rng;
   if (a.dropout_p > 0) {
-    rng = device_scratch(a.device, 2 * sizeof(int64_t));
-    const int64_t words[2] = {static_cast<int64_t>(a.seed), static_cast<int64_t>(a.offset)};
+    rng = device_scratch(a.device, 4 * sizeof(int64_t));
+    const int64_t words[4] = {static_cast<int64_t>(a.seed), 0, static_cast<int64_t>(a.offset), 0};
     // From pageable memory the copy has read `words` when it returns.
     check(cudaMemcpyAsync(rng.get(), words, sizeof(words), cudaMemcpyHostToDevice, stream), "locus::scaled_dot_product_attention");
     pack[kSeed] = rng.get();
-    pack[kOffset] = static_cast<int64_t*>(rng.get()) + 1;
+    pack[kOffset] = static_cast<int64_t*>(rng.get()) + 2;
   }
   const detail::DataPtr workspace =
       graph.workspace > 0 ? device_scratch(a.device, static_cast<size_t>(graph.workspace)) : detail::DataPtr();
