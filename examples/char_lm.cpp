@@ -86,7 +86,8 @@ void example() {
   model->to(device);
   optim::AdamW optimizer(model->parameters(), optim::AdamOptions(3e-3).weight_decay(0.01));
   const int steps = 60, warmup = 10;
-  const auto [val_x, val_y] = batch(ids, split, static_cast<int64_t>(ids.size()), 32, block);
+  const std::pair<Tensor, Tensor> validation = batch(ids, split, static_cast<int64_t>(ids.size()), 32, block);
+  const Tensor &val_x = validation.first, &val_y = validation.second;  // clang 14: a lambda cannot capture a structured binding
   const auto validation_loss = [&] {
     model->eval();
     NoGradGuard no_grad;
