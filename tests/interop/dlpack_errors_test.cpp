@@ -141,7 +141,8 @@ TEST(DLPackImportErrors, DTypesLocusLacks) {
   };
   Producer p;
   p.shape = {2};
-  for (const auto& [dtype, name] : cases) {
+  for (const auto& [dtype, dtype_text] : cases) {
+    const std::string& name = dtype_text;  // clang 14: a lambda cannot capture a structured binding
     auto* m = p.lend<DLManagedTensorVersioned>(dtype);
     expect_refused_and_left(p, m, [&] {
       expect_error<DTypeError>([&] { from_dlpack(m); }, "[locus::from_dlpack] DLPack dtype " + name + tail);
@@ -155,9 +156,10 @@ TEST(DLPackImportErrors, DevicesLocusLacks) {
   const std::string tail =
       " has no Locus device; Locus imports kDLCPU and kDLCUDAHost (as cpu) and kDLCUDA (as cuda:N): copy the tensor "
       "to one of those on the producer's side first";
-  for (const auto& [type, name] : std::vector<std::pair<DLDeviceType, std::string>>{
+  for (const auto& [type, device_text] : std::vector<std::pair<DLDeviceType, std::string>>{
            {kDLROCM, "kDLROCM (10)"}, {kDLMetal, "kDLMetal (8)"}, {kDLCUDAManaged, "kDLCUDAManaged (13)"},
            {kDLExtDev, "kDLExtDev (12)"}, {static_cast<DLDeviceType>(99), "type 99"}}) {
+    const std::string& name = device_text;  // as above
     auto* m = p.lend<DLManagedTensor>({kDLFloat, 32, 1}, 0, {type, 0});
     expect_refused_and_left(p, m, [&] {
       expect_error<ValueError>([&] { from_dlpack(m); }, "[locus::from_dlpack] DLPack device " + name + tail);

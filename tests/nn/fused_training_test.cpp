@@ -88,7 +88,8 @@ TEST_P(FusedLinear, MatchesTheComposedFormAndFloat64ForwardAndBackward) {
     return r;
   };
   const Result fused = run(c.dtype, kCPU), same = run(c.dtype, kComposed), ref = run(kFloat64, kComposed);
-  const auto [rtol, atol] = tolerance(c.dtype);
+  const auto tolerances = tolerance(c.dtype);
+  const double rtol = tolerances.first, atol = tolerances.second;  // clang 14: a lambda cannot capture a structured binding
   auto check = [&](const std::vector<double>& got, const std::vector<double>& want, const char* what) {
     ASSERT_EQ(got.size(), want.size()) << what;
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], atol + rtol * std::abs(want[i])) << what << " at " << i;
@@ -185,7 +186,8 @@ TEST_P(FusedOptimizer, MatchesTheComposedFormAndFloat64) {
   };
   const auto same = run(c.dtype, kComposed, c.master_weights);
   const auto ref = run(kFloat64, kComposed, false);
-  const auto [rtol, atol] = tolerance(c.dtype);
+  const auto tolerances = tolerance(c.dtype);
+  const double rtol = tolerances.first, atol = tolerances.second;  // clang 14: a lambda cannot capture a structured binding
   // The CPU's kernel, and CUDA's multi-tensor kernel where there is a GPU.
   std::vector<Device> devices{kCPU};
   if (cuda::is_available()) devices.push_back(Device("cuda:0"));

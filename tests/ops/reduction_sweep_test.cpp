@@ -127,7 +127,8 @@ TEST_P(ReductionSweep, AlongDimsEveryDtype) {
   // [rows, cols] with the reduced dim inner (rows of a long run) and outer (columns kept).
   const std::pair<int64_t, int64_t> shapes[] = {{3, 257}, {5, 4097}, {2, 262145}, {70000, 3}, {300, 300}};
   for (DType dtype : kAllDtypes) {
-    for (auto [rows, cols] : shapes) {
+    for (const auto& shape : shapes) {
+      const int64_t rows = shape.first, cols = shape.second;  // clang 14: a lambda cannot capture a structured binding
       const std::string what = std::string(dtype_name(dtype)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
       const Tensor host = sweep_input(dtype, rows * cols).reshape({rows, cols});
       const Tensor x = host.to(dev());
