@@ -53,9 +53,11 @@ class TensorImpl : public RefCounted {
   const intrusive_ptr<TensorImpl>& grad() const noexcept { return grad_; }
   void set_grad(intrusive_ptr<TensorImpl> g) noexcept { grad_ = std::move(g); }
 
-  /// Address of the first element (storage base plus offset), on the tensor's device.
+  /// Address of the first element (storage base plus offset), on the tensor's device; null for
+  /// an empty tensor without storage (a null base is never offset: that is undefined).
   void* data() const noexcept {
-    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize(dtype_));
+    char* base = static_cast<char*>(storage_->data());
+    return base ? base + offset_ * static_cast<int64_t>(itemsize(dtype_)) : nullptr;
   }
   /// Takes over another impl's storage, dtype, device and geometry (Tensor::set_data).
   void set_data_from(const TensorImpl& src) {

@@ -38,6 +38,13 @@ BlasOperand<T> blas_operand(const T* p, int64_t rows, int64_t cols, int64_t rs, 
   return op;
 }
 
+// Entry i of a batch of operands: base plus i strides. An empty operand may have no storage
+// (null), and offsetting a null pointer is undefined, so it stays null: nothing reads it.
+template <class T>
+T* batch_entry(T* base, int64_t i, int64_t stride) {
+  return base ? base + i * stride : base;
+}
+
 // C = alpha A B + beta C (BLAS does not read C when beta is 0).
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, const BlasOperand<T>& a, const BlasOperand<T>& b, T alpha, T beta, T* c) {
@@ -55,9 +62,9 @@ void blas_matmul(const ops::MatmulArgs& g) {
   const T* bias = reinterpret_cast<const T*>(g.bias);
   const T alpha = static_cast<T>(g.alpha), beta = bias ? T(1) : static_cast<T>(g.beta);
   for (int64_t bi = 0; bi < g.batch; ++bi) {
-    const T* a = reinterpret_cast<const T*>(g.a) + bi * g.a_batch_stride;
-    const T* b = reinterpret_cast<const T*>(g.b) + bi * g.b_batch_stride;
-    T* c = reinterpret_cast<T*>(g.c) + bi * g.c_batch_stride;
+    const T* a = batch_entry(reinterpret_cast<const T*>(g.a), bi, g.a_batch_stride);
+    const T* b = batch_entry(reinterpret_cast<const T*>(g.b), bi, g.b_batch_stride);
+    T* c = batch_entry(reinterpret_cast<T*>(g.c), bi, g.c_batch_stride);
     if (bias) {
       for (int64_t r = 0; r < g.m; ++r) std::copy(bias, bias + g.n, c + r * g.n);
     } else if (g.k == 0) {  // an empty sum: beta C, and never a read of C when beta is 0
@@ -76,8 +83,8 @@ template <class T>
 void widened_matmul(const ops::MatmulArgs& g) {
   std::vector<float> a(static_cast<size_t>(g.m * g.k)), b(static_cast<size_t>(g.k * g.n)), c(static_cast<size_t>(g.m * g.n));
   for (int64_t bi = 0; bi < g.batch; ++bi) {
-    const T* pa = reinterpret_cast<const T*>(g.a) + bi * g.a_batch_stride;
-    const T* pb = reinterpret_cast<const T*>(g.b) + bi * g.b_batch_stride;
+    const T* pa = batch_entry(reinterpret_cast<const T*>(g.a), bi, g.a_batch_stride);
+    const T* pb = batch_entry(reinterpret_cast<const T*>(g.b), bi, g.b_batch_stride);
     for (int64_t r = 0; r < g.m; ++r)
       for (int64_t q = 0; q < g.k; ++q) a[r * g.k + q] = float(pa[r * g.a_row + q * g.a_col]);
     for (int64_t r = 0; r < g.k; ++r)
@@ -88,7 +95,7 @@ void widened_matmul(const ops::MatmulArgs& g) {
     f.a = reinterpret_cast<const char*>(a.data()), f.a_row = g.k, f.a_col = 1;
     f.b = reinterpret_cast<const char*>(b.data()), f.b_row = g.n, f.b_col = 1;
     f.c = reinterpret_cast<char*>(c.data());
-    T* pc = reinterpret_cast<T*>(g.c) + bi * g.c_batch_stride;
+    T* pc = batch_entry(reinterpret_cast<T*>(g.c), bi, g.c_batch_stride);
     if (g.beta != 0)
       for (int64_t i = 0; i < g.m * g.n; ++i) c[i] = float(pc[i]);
     blas_matmul<float>(f);
@@ -99,9 +106,9 @@ void widened_matmul(const ops::MatmulArgs& g) {
 template <class T>
 void integer_matmul(const ops::MatmulArgs& g) {
   for (int64_t bi = 0; bi < g.batch; ++bi) {
-    const T* a = reinterpret_cast<const T*>(g.a) + bi * g.a_batch_stride;
-    const T* b = reinterpret_cast<const T*>(g.b) + bi * g.b_batch_stride;
-    T* c = reinterpret_cast<T*>(g.c) + bi * g.c_batch_stride;
+    const T* a = batch_entry(reinterpret_cast<const T*>(g.a), bi, g.a_batch_stride);
+    const T* b = batch_entry(reinterpret_cast<const T*>(g.b), bi, g.b_batch_stride);
+    T* c = batch_entry(reinterpret_cast<T*>(g.c), bi, g.c_batch_stride);
     parallel_for(g.m, g.m * g.n * g.k >= (int64_t{1} << 18), [&](int64_t r0, int64_t r1) {
       std::vector<int64_t> row(static_cast<size_t>(g.n));
       for (int64_t r = r0; r < r1; ++r) {
