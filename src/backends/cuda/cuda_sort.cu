@@ -8,8 +8,13 @@
 // the one positive NaN, which then ranks above +inf as PyTorch ranks NaN, and -0.0 is made +0.0
 // so that it ties with 0.0 and keeps its position, as on the CPU. Integers, not floats: CUB
 // sorts short segments with a merge sort that compares keys with `<`, under which a NaN key is
-// unordered and lands anywhere (seen on an H100). The first k columns of the sorted rows are the
-// top-k: the same total order as the CPU's, so both devices return the same indices.
+// unordered and lands anywhere (seen on an H100). Signed integers have their sign bit flipped, so
+// that they too order as unsigned integers, and every key is widened to 32 or 64 bits: CUB's sort,
+// the longest compile of the CUDA build, is then instantiated for two key types instead of one
+// per dtype. A descending sort sorts the complemented keys ascending, which is the same stable
+// order (equal keys keep their positions) with one instantiation fewer. The first k columns of the
+// sorted rows are the top-k: the same total order as the CPU's, so both devices return the same
+// indices.
 // Scans run one block per row in chunks of the block's width, carrying the running value.
 
 #include <cub/block/block_scan.cuh>
@@ -29,12 +34,10 @@ constexpr int kThreads = 256;
 template <class T>
 constexpr bool is_float_element = std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
-/// The sortable key of an element type: floats as ordered unsigned integers of their width
-/// (16-bit floats widened to float first), bool as uint8, integers as themselves.
+/// The sortable key of an element type: an unsigned integer of 64 bits for the 64-bit types and of
+/// 32 bits for every other (Note [CUDA sort]).
 template <class T>
-using key_t = std::conditional_t<std::is_same_v<T, double>, uint64_t,
-                                 std::conditional_t<is_float_element<T>, uint32_t,
-                                                     std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>>;
+using key_t = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
 
 /// The bits of `f` as an unsigned integer that orders as the float does.
 template <class U, class F>
@@ -47,19 +50,24 @@ __device__ U ordered_bits(F f) {
 }
 
 template <class T>
-__global__ void make_keys(const T* in, key_t<T>* keys, int64_t* positions, int64_t n, int64_t total) {
+__global__ void make_keys(const T* in, key_t<T>* keys, int64_t* positions, int64_t n, int64_t total, bool descending) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   using K = key_t<T>;
+  K key;
   if constexpr (is_float_element<T>) {
     using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
     F f = static_cast<F>(load(in + i));
     if (f != f) f = static_cast<F>(NAN);  // every NaN the one positive NaN
     else if (f == F(0)) f = F(0);         // -0.0 ties with 0.0
-    keys[i] = ordered_bits<K>(f);
+    key = ordered_bits<K>(f);
+  } else if constexpr (std::is_signed_v<T>) {
+    // Sign-extended to the key's width, then the sign bit flipped: INT_MIN becomes 0.
+    key = static_cast<K>(static_cast<std::make_signed_t<K>>(in[i])) ^ (K(1) << (8 * sizeof(K) - 1));
   } else {
-    keys[i] = static_cast<K>(in[i]);
+    key = static_cast<K>(in[i]);  // bool and uint8
   }
+  keys[i] = descending ? static_cast<K>(~key) : key;
   positions[i] = i % n;
 }
 
@@ -105,12 +113,8 @@ cudaError_t sort_typed(const ops::SortArgs& a, void* workspace, SortPlan* plan, 
   int64_t* offsets = plan ? nullptr : reinterpret_cast<int64_t*>(base + 2 * p.keys + 2 * p.positions);
   void* cub_scratch = plan ? nullptr : base + 2 * p.keys + 2 * p.positions + p.offsets;
   size_t cub_bytes = 0;
-  cudaError_t err = a.descending
-                        ? cub::DeviceSegmentedSort::StableSortPairsDescending(nullptr, cub_bytes, keys_in, keys_out, pos_in,
-                                                                              pos_out, total, a.rows, offsets, offsets + 1,
-                                                                              stream)
-                        : cub::DeviceSegmentedSort::StableSortPairs(nullptr, cub_bytes, keys_in, keys_out, pos_in, pos_out,
-                                                                    total, a.rows, offsets, offsets + 1, stream);
+  cudaError_t err = cub::DeviceSegmentedSort::StableSortPairs(nullptr, cub_bytes, keys_in, keys_out, pos_in, pos_out, total,
+                                                              a.rows, offsets, offsets + 1, stream);
   if (err != cudaSuccess) return err;
   p.cub = align256(cub_bytes);
   if (plan) {
@@ -118,13 +122,10 @@ cudaError_t sort_typed(const ops::SortArgs& a, void* workspace, SortPlan* plan, 
     return cudaSuccess;
   }
   const T* in = reinterpret_cast<const T*>(a.in);
-  make_keys<T><<<blocks_for(total), kThreads, 0, stream>>>(in, keys_in, pos_in, a.n, total);
+  make_keys<T><<<blocks_for(total), kThreads, 0, stream>>>(in, keys_in, pos_in, a.n, total, a.descending);
   row_offsets<<<blocks_for(a.rows + 1), kThreads, 0, stream>>>(offsets, a.rows, a.n);
-  err = a.descending ? cub::DeviceSegmentedSort::StableSortPairsDescending(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
-                                                                           pos_out, total, a.rows, offsets, offsets + 1,
-                                                                           stream)
-                     : cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in, pos_out,
-                                                                 total, a.rows, offsets, offsets + 1, stream);
+  err = cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in, pos_out, total, a.rows,
+                                                  offsets, offsets + 1, stream);
   if (err != cudaSuccess) return err;
   take_first_k<T><<<blocks_for(a.rows * a.k), kThreads, 0, stream>>>(in, pos_out, reinterpret_cast<T*>(a.values),
                                                                       a.indices, a.rows, a.n, a.k);
