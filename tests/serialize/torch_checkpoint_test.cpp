@@ -156,7 +156,7 @@ void expect_scores_as_torch(const nn::Sequential& model, const ScriptRun& torch_
   }
 }
 
-// PyTorch -> Locus: a state_dict PyTorch trained (300 Adam steps) and saved loads strictly into
+// PyTorch -> Locus: a state_dict PyTorch trained (100 Adam steps) and saved loads strictly into
 // cli::make_cnn(), whose keys and order are the ones PyTorch wrote, and scores PyTorch's accuracy
 // with the same logits on cpu and on sim:0.
 TEST(TorchCheckpoint, APyTorchTrainedCnnScoresPyTorchsAccuracyInLocus) {
@@ -165,17 +165,17 @@ TEST(TorchCheckpoint, APyTorchTrainedCnnScoresPyTorchsAccuracyInLocus) {
   const TempDir dir;
   ASSERT_FALSE(dir.path().empty()) << "mkdtemp failed under " << ::testing::TempDir();
   const std::string weights = dir / "torch.safetensors", torch_logits_path = dir / "torch_logits.safetensors";
-  const ScriptRun torch_run = run_script("--epochs 1 --max-steps 300 --save " + shell_quote(weights) + " --logits " +
+  const ScriptRun torch_run = run_script("--epochs 1 --max-steps 100 --save " + shell_quote(weights) + " --logits " +
                                          shell_quote(torch_logits_path));
   ASSERT_TRUE(torch_run.ok) << torch_run.output;
   ASSERT_GE(torch_run.value, 0) << "no `accuracy` line:\n" << torch_run.output;
-  EXPECT_GT(torch_run.value, 0.5) << "300 steps should train the CNN well past chance:\n" << torch_run.output;
+  EXPECT_GT(torch_run.value, 0.5) << "100 steps should train the CNN well past chance:\n" << torch_run.output;
 
   const OrderedDict<std::string, Tensor> state = load(weights);
   EXPECT_EQ(keys_of(state), kTorchKeys) << "PyTorch's state_dict order, as the script wrote it";
   EXPECT_EQ(state.at("1.num_batches_tracked").dtype(), kInt64);
   EXPECT_EQ(state.at("1.num_batches_tracked").dim(), 0);
-  EXPECT_EQ(state.at("1.num_batches_tracked").item<int64_t>(), 300);
+  EXPECT_EQ(state.at("1.num_batches_tracked").item<int64_t>(), 100);
   nn::Sequential model = cli::make_cnn();
   model->load_state_dict(state);  // strict: every key, nothing else, every shape
   expect_scores_as_torch(model, torch_run, torch_logits_path);
