@@ -174,15 +174,27 @@ TEST(Faults, CheckpointsSurviveSIGKILL) {
   std::mt19937 rng(7);
   int killed_mid_write = 0;
   for (int round = 0; round < 50; ++round) {
+    // The child says when it starts writing, and the random wait starts then: on a loaded machine
+    // (or under ASan) the child's start-up alone can outlast any fixed wait, and then no kill
+    // lands during a write.
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      ::close(ready[0]);
       // 16 tensors of 4 MiB: long enough to be killed in the middle of.
       std::map<std::string, Tensor> big;
       for (int i = 0; i < 16; ++i) big["w" + (i ? std::to_string(i) : std::string())] = new_value;
+      const char go = 1;
+      if (::write(ready[1], &go, 1) != 1) ::_exit(1);
       for (;;) save(big, path);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 60000));
+    ::close(ready[1]);
+    char go = 0;
+    ASSERT_EQ(::read(ready[0], &go, 1), 1) << "the writer died before writing (round " << round << ")";
+    ::close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
