@@ -140,6 +140,14 @@ int temporaries(const std::string& dir) {
   return n;
 }
 
+// Whether the save of process `pid` has its temporary file in `dir` (model.safetensors.tmp.<pid>.<n>).
+bool writing_now(const std::string& dir, pid_t pid) {
+  const std::string prefix = "model.safetensors.tmp." + std::to_string(pid) + ".";
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 // Threads saving to one path at once: every save succeeds and the file holds one of them whole.
 TEST(Faults, ConcurrentSavesToOnePath) {
   const std::string path = ::testing::TempDir() + "/locus_concurrent_" + std::to_string(::getpid()) + ".safetensors";
@@ -172,20 +180,26 @@ TEST(Faults, CheckpointsSurviveSIGKILL) {
   const Tensor old_value = full({1 << 20}, 1.0f), new_value = full({1 << 20}, 2.0f);
   save({{"w", old_value}}, path);
   std::mt19937 rng(7);
+  // 16 tensors of 4 MiB: long enough to be killed in the middle of.
+  std::map<std::string, Tensor> big;
+  for (int i = 0; i < 16; ++i) big["w" + (i ? std::to_string(i) : std::string())] = new_value;
+  // Even rounds kill at a random time within two saves' length, as this build on this machine
+  // saves; odd rounds wait for the temporary file to appear and kill within 2 ms of it, so that
+  // some kills land mid-write wherever the time of a save goes. (A fixed window of up to 62 ms
+  // missed every write under ASan on a loaded machine: the checksum before the file is opened
+  // outlasted it.)
+  const auto t0 = std::chrono::steady_clock::now();
+  save(big, dir + "/timing.safetensors");
+  const auto save_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   int killed_mid_write = 0;
-  for (int round = 0; round < 50; ++round) {
-    // The child says when it starts writing, and the random wait starts then: on a loaded machine
-    // (or under ASan) the child's start-up alone can outlast any fixed wait, and then no kill
-    // lands during a write.
+  for (int round = 0; round < 30; ++round) {
+    // The child says when it starts writing, and the wait starts then.
     int ready[2];
     ASSERT_EQ(::pipe(ready), 0);
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
       ::close(ready[0]);
-      // 16 tensors of 4 MiB: long enough to be killed in the middle of.
-      std::map<std::string, Tensor> big;
-      for (int i = 0; i < 16; ++i) big["w" + (i ? std::to_string(i) : std::string())] = new_value;
       const char go = 1;
       if (::write(ready[1], &go, 1) != 1) ::_exit(1);
       for (;;) save(big, path);
@@ -194,7 +208,16 @@ TEST(Faults, CheckpointsSurviveSIGKILL) {
     char go = 0;
     ASSERT_EQ(::read(ready[0], &go, 1), 1) << "the writer died before writing (round " << round << ")";
     ::close(ready[0]);
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
+    if (round % 2 == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % (2 * save_us + 1)));
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!writing_now(dir, child)) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer never opened its file (round " << round << ")";
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+    }
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
