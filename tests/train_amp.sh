@@ -9,15 +9,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # One run's final accuracy wanders by about half a point with the trajectory (any rounding
 # change moves it), so the bar is on the mean over three seeds.
-flags=(--epochs 3 --batch-size 128 --optimizer adam --lr 0.002)
+epochs=3
 seeds=(1 2 3)
 if [ "${LOCUS_TEST_SANITIZED:-0}" = 1 ]; then
   # Under ASan+UBSan the nine runs took over five minutes: the sanitizer build runs each precision
   # once, for one epoch, to find memory errors and undefined behaviour on these paths; the
   # accuracy bar is the release build's.
-  flags=(--epochs 1 --batch-size 128 --optimizer adam --lr 0.002)
+  epochs=1
   seeds=(1)
 fi
+flags=(--epochs $epochs --batch-size 128 --optimizer adam --lr 0.002)
 for seed in "${seeds[@]}"; do
   "$locus" train "${flags[@]}" --seed $seed --device cpu 2>/dev/null > "$work/fp32_$seed"
   "$locus" train "${flags[@]}" --seed $seed --device cpu --amp bf16 2>/dev/null > "$work/bf16_$seed"

@@ -133,19 +133,19 @@ TEST(Faults, FourThreadsAcrossDevices) {
   EXPECT_EQ(memory::memory_allocated(Device("sim:1")), base1);
 }
 
-int temporaries(const std::string& dir) {
+// The files in `dir` whose names start with `prefix`.
+int files_named(const std::string& dir, const std::string& prefix) {
   int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    n += entry.path().filename().string().rfind("model.safetensors.tmp.", 0) == 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) n += entry.path().filename().string().rfind(prefix, 0) == 0;
   return n;
 }
 
-// Whether the save of process `pid` has its temporary file in `dir` (model.safetensors.tmp.<pid>.<n>).
+// The saves' temporary files in `dir` (model.safetensors.tmp.<pid>.<n>).
+int temporaries(const std::string& dir) { return files_named(dir, "model.safetensors.tmp."); }
+
+// Whether the save of process `pid` has its temporary file in `dir`.
 bool writing_now(const std::string& dir, pid_t pid) {
-  const std::string prefix = "model.safetensors.tmp." + std::to_string(pid) + ".";
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) return true;
-  return false;
+  return files_named(dir, "model.safetensors.tmp." + std::to_string(pid) + ".") > 0;
 }
 
 // Threads saving to one path at once: every save succeeds and the file holds one of them whole.
