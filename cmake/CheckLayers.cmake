@@ -3,7 +3,9 @@
 #   table) <- nn / optim / data / serialize / interop <- tools
 # and when a CUDA header is included outside src/backends/cuda (save nccl.h in the NCCL engine of
 # src/distributed/nccl), or a backend header outside
-# src/backends. Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
+# src/backends. It also fails when a front end in src/ops, src/nn, src/optim or src/amp takes an
+# address out of a tensor other than through src/ops/kernel_operand.h, which says whether the
+# kernel is handed strides or needs dense memory (Note [Kernel operands]). Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
 # does, and so does every configure).
 
 set(rank_core 0)
@@ -32,6 +34,13 @@ foreach(source IN LISTS sources)
   else()
     set(layer "public")
   endif()
+  if(layer MATCHES "^(ops|nn|optim|amp)$" AND NOT source MATCHES "^src/ops/kernel_operand\\.")
+    file(STRINGS "${LOCUS_SOURCE_DIR}/${source}" raw_addresses REGEX "data_ptr[<(]")
+    foreach(line IN LISTS raw_addresses)
+      string(STRIP "${line}" line)
+      string(APPEND violations "  ${source}: ${line} (bind kernel operands through src/ops/kernel_operand.h)\n")
+    endforeach()
+  endif()
   file(STRINGS "${LOCUS_SOURCE_DIR}/${source}" includes REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS includes)
     if(line MATCHES "#[ \t]*include[ \t]*[<\"]nccl" AND source MATCHES "^src/distributed/nccl/")
@@ -57,6 +66,6 @@ foreach(source IN LISTS sources)
   endforeach()
 endforeach()
 if(violations)
-  message(FATAL_ERROR "Layering violations (a lower layer includes a higher one):\n${violations}")
+  message(FATAL_ERROR "Layering violations (a lower layer includes a higher one, or a raw address for a kernel):\n${violations}")
 endif()
 message(STATUS "Layering: ${CMAKE_CURRENT_LIST_FILE} found no include of a higher layer")

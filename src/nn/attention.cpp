@@ -48,6 +48,7 @@
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/public_op.h"
 #include "src/ops/random_counters.h"
 #include "src/ops/strided_iter.h"
@@ -123,8 +124,22 @@ std::string fused_refusal(SDPBackend backend, const Tensor& q, const Tensor& k, 
 // `t`, or a copy of it where cuDNN, which reads its operands 16-byte aligned, would not take
 // where a view starts.
 Tensor aligned_for(SDPBackend backend, const Tensor& t) {
-  const bool misaligned = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0;
+  const bool misaligned = ops::operand_address(t) % 16 != 0;
   return backend == SDPBackend::CUDNN_ATTENTION && misaligned ? t.clone() : t;
+}
+
+// `a` with the operands both passes read bound from the tensors they live in (Note [Kernel
+// operands]): q, k, v, the optional mask (read through mask_row_stride and mask_col_stride), and
+// the forward's results out and lse, which the backward reads.
+ops::AttentionArgs with_operands(ops::AttentionArgs a, const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Tensor& mask, const Tensor& out, const Tensor& lse) {
+  a.q = ops::dense_operand(q, "query");
+  a.k = ops::dense_operand(k, "key");
+  a.v = ops::dense_operand(v, "value");
+  a.mask = ops::strided_operand(mask);
+  a.out = ops::dense_result(out, "output");
+  a.lse = ops::dense_result(lse, "lse");
+  return a;
 }
 
 // A fused path (Note [Attention paths]); nothing when its kernel declines the call.
@@ -178,7 +193,6 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
         }
         mask_offsets[static_cast<size_t>(b)] = offset;
       }
-      args.mask = static_cast<const char*>(mask.data_ptr());
       args.mask_row_stride = mask.stride(-2), args.mask_col_stride = mask.stride(-1);
       ops::wait_for_host(mask);
     }
@@ -188,17 +202,13 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   args.batch = b_count, args.length = length, args.keys = keys, args.features = e, args.value_features = ev;
   args.scale = scale, args.causal = is_causal, args.dropout_p = dropout_p;
   args.backward_follows = autograd::needs_grad({&query, &key, &value});
-  args.q = static_cast<const char*>(q.data_ptr());
-  args.k = static_cast<const char*>(k.data_ptr());
-  args.v = static_cast<const char*>(v.data_ptr());
   args.mask_offsets = mask_offsets.data();
   const uint64_t dropout_words = dropout_p > 0 ? static_cast<uint64_t>((b_count * length * keys + 3) / 4) : 0;
   if (dropout_words) std::tie(args.seed, args.offset) = ops::take_random_counters(dropout_words);
   for (const Tensor* t : {&q, &k, &v}) ops::wait_for_host(*t);
   const Tensor out = ops::empty_on(Shape{b_count, length, ev}, compute, device);
   const Tensor lse = ops::empty_on(Shape{b_count, length}, lse_dtype, device);
-  args.out = static_cast<char*>(out.data_ptr());
-  args.lse = static_cast<char*>(lse.data_ptr());
+  args = with_operands(args, q, k, v, mask, out, lse);
   if (!table->attention(args)) {
     // A declined call leaves the generator as it was, so the next path draws what it would have.
     if (dropout_words) ops::give_back_random_counters(args.seed, args.offset, dropout_words);
@@ -212,19 +222,18 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   const char* node = backend == SDPBackend::CUDNN_ATTENTION ? "ScaledDotProductCudnnAttentionBackward0"
                                                             : "ScaledDotProductFlashAttentionForCpuBackward0";
   autograd::record(result, node,
-                   // `saved` keeps alive what args points into (the mask, out and lse too).
-                   [=, saved = std::vector<Tensor>{q, k, v, mask, out, lse}](const Tensor& grad) -> std::vector<Tensor> {
+                   [=](const Tensor& grad) -> std::vector<Tensor> {
                      const Tensor g = aligned_for(backend, grad.to(compute).contiguous().reshape({b_count, length, ev}));
                      const Tensor gq = ops::empty_on(q.shape(), compute, device);
                      const Tensor gk = ops::empty_on(k.shape(), compute, device);
                      const Tensor gv = ops::empty_on(v.shape(), compute, device);
-                     ops::AttentionArgs back = args;
+                     ops::AttentionArgs back = with_operands(args, q, k, v, mask, out, lse);
                      back.pass = ops::AttentionArgs::Pass::Backward;
                      back.mask_offsets = mask_offsets.data();
-                     back.grad_out = static_cast<const char*>(g.data_ptr());
-                     back.grad_q = static_cast<char*>(gq.data_ptr());
-                     back.grad_k = static_cast<char*>(gk.data_ptr());
-                     back.grad_v = static_cast<char*>(gv.data_ptr());
+                     back.grad_out = ops::dense_operand(g);
+                     back.grad_q = ops::dense_result(gq);
+                     back.grad_k = ops::dense_result(gk);
+                     back.grad_v = ops::dense_result(gv);
                      ops::wait_for_host(g);
                      // The forward was taken only with the backward's plan built (backward_follows).
                      if (!table->attention(back))

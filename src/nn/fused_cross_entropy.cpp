@@ -13,6 +13,7 @@
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus::nn {
@@ -44,18 +45,18 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
     a.m = m, a.c = c;
     ops::wait_for_host(x);
     ops::wait_for_host(t);
-    a.logits = static_cast<const char*>(x.data_ptr());
-    a.target = static_cast<const int64_t*>(t.data_ptr());
+    a.logits = ops::dense_operand(x);
+    a.target = ops::dense_operand<int64_t>(t);
     a.ignore = options.ignore_index();
-    a.losses = static_cast<char*>(losses.data_ptr());
-    a.lse = static_cast<char*>(lse.data_ptr());
+    a.losses = ops::dense_result(losses);
+    a.lse = ops::dense_result(lse);
     a.bad_target = &bad_row;
     a.counted = &counted;
     k->cross_entropy(a);
   }
   if (bad_row >= 0)
     ops::raise_failed_check(OpId::CrossEntropy, ops::CheckKind::TargetOutOfBounds,
-                            static_cast<const int64_t*>(t.data_ptr())[bad_row], c, device, false);
+                            ops::dense_operand<int64_t>(t)[bad_row], c, device, false);
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -84,13 +85,13 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
       a.dtype = dtype;
       a.m = m, a.c = c;
       ops::wait_for_host(scale);
-      a.logits = static_cast<const char*>(x.data_ptr());
-      a.target = static_cast<const int64_t*>(t.data_ptr());
+      a.logits = ops::dense_operand(x);
+      a.target = ops::dense_operand<int64_t>(t);
       a.ignore = ignore;
-      a.lse = static_cast<const char*>(lse.data_ptr());
-      a.scale = static_cast<const char*>(scale.data_ptr());
+      a.lse = ops::dense_operand(lse);
+      a.scale = ops::dense_operand(scale);
       a.scale_stride = reduction == Reduction::None ? 1 : 0;
-      a.grad_logits = static_cast<char*>(grad.data_ptr());
+      a.grad_logits = ops::dense_result(grad);
       k->cross_entropy_grad(a);
     }
     return {from_class_rows(grad, logits_shape)};

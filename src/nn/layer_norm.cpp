@@ -19,6 +19,7 @@
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -88,6 +89,18 @@ const ops::KernelTable* fused_norm(Device device, DType compute, bool rms) {
   return ops::fused_kernels(&ops::KernelTable::layer_norm, device, compute, {rms ? ops::OpId::RmsNorm : ops::OpId::LayerNorm});
 }
 
+// `sizes` with the operands both passes read bound from the tensors they live in: x, the
+// optional weight and bias, and the rows' statistics (the forward's results, the backward's inputs).
+ops::LayerNormArgs with_operands(ops::LayerNormArgs sizes, const Tensor& x, const Tensor& w, const Tensor& b,
+                                 const Tensor& mean, const Tensor& rstd) {
+  sizes.x = ops::dense_operand(x, "input");
+  sizes.weight = ops::dense_operand(w, "weight");
+  sizes.bias = ops::dense_operand(b, "bias");
+  sizes.mean = ops::dense_result(mean, "mean");
+  sizes.rstd = ops::dense_result(rstd, "rstd");
+  return sizes;
+}
+
 // The fused path: y in the input's dtype, with its gradient node when recording.
 Tensor fused_norm_call(const ops::KernelTable* table, const Tensor& input, const Tensor& weight, const Tensor& bias,
                        int64_t cols, double eps, bool rms) {
@@ -103,15 +116,11 @@ Tensor fused_norm_call(const ops::KernelTable* table, const Tensor& input, const
   }
   const Tensor y = ops::empty_on(x.shape(), compute, device);
   const Tensor mean = ops::empty_on(Shape{rows}, compute, device), rstd = ops::empty_on(Shape{rows}, compute, device);
-  ops::LayerNormArgs args;
-  args.device = device.is_cpu() ? 0 : device.index();
-  args.dtype = compute, args.rms = rms, args.rows = rows, args.cols = cols, args.eps = eps;
-  args.x = static_cast<const char*>(x.data_ptr());
-  args.weight = w.defined() ? static_cast<const char*>(w.data_ptr()) : nullptr;
-  args.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
-  args.y = static_cast<char*>(y.data_ptr());
-  args.mean = static_cast<char*>(mean.data_ptr());
-  args.rstd = static_cast<char*>(rstd.data_ptr());
+  ops::LayerNormArgs sizes;  // no operands: each pass binds its own (Note [Kernel operands])
+  sizes.device = device.is_cpu() ? 0 : device.index();
+  sizes.dtype = compute, sizes.rms = rms, sizes.rows = rows, sizes.cols = cols, sizes.eps = eps;
+  ops::LayerNormArgs args = with_operands(sizes, x, w, b, mean, rstd);
+  args.y = ops::dense_result(y);
   for (const Tensor* t : {&x, &w, &b})
     if (t->defined()) ops::wait_for_host(*t);
   table->layer_norm(args);
@@ -123,17 +132,17 @@ Tensor fused_norm_call(const ops::KernelTable* table, const Tensor& input, const
   const DType input_dtype = input.dtype(), weight_dtype = weight.defined() ? weight.dtype() : compute,
               bias_dtype = bias.defined() ? bias.dtype() : compute;
   autograd::record(result, rms ? "FusedRmsNormBackward0" : "NativeLayerNormBackward0",
-                   [=, saved = std::vector<Tensor>{x, w, mean, rstd}](const Tensor& grad) -> std::vector<Tensor> {
+                   [=](const Tensor& grad) -> std::vector<Tensor> {
                      const Tensor g = grad.to(compute).contiguous();
                      const Tensor gx = ops::empty_on(x.shape(), compute, device);
                      const Tensor gw = w.defined() ? ops::empty_on(w.shape(), compute, device) : Tensor();
                      const Tensor gb = b.defined() ? ops::empty_on(b.shape(), compute, device) : Tensor();
-                     ops::LayerNormArgs back = args;
+                     ops::LayerNormArgs back = with_operands(sizes, x, w, b, mean, rstd);
                      back.pass = ops::LayerNormArgs::Pass::Backward;
-                     back.grad_out = static_cast<const char*>(g.data_ptr());
-                     back.grad_input = static_cast<char*>(gx.data_ptr());
-                     back.grad_weight = gw.defined() ? static_cast<char*>(gw.data_ptr()) : nullptr;
-                     back.grad_bias = gb.defined() ? static_cast<char*>(gb.data_ptr()) : nullptr;
+                     back.grad_out = ops::dense_operand(g);
+                     back.grad_input = ops::dense_result(gx);
+                     back.grad_weight = ops::dense_result(gw);
+                     back.grad_bias = ops::dense_result(gb);
                      ops::wait_for_host(g);
                      table->layer_norm(back);
                      std::vector<Tensor> grads{gx.to(input_dtype)};

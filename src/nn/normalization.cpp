@@ -13,13 +13,14 @@
 #include "locus/nn/functional/normalization.h"
 #include "locus/nn/normalization.h"
 #include "locus/ops.h"
-#include "src/core/public_op.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
 #include "src/nn/python_repr.h"
 #include "src/nn/train_mode_warning.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -86,13 +87,13 @@ struct FusedPass {
     args.device = device.is_cpu() ? 0 : device.index();
     args.dtype = x.dtype();
     args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
-    args.x = static_cast<const char*>(x.data_ptr());
+    args.x = ops::dense_operand(x);
     ops::wait_for_host(x);
     if (pass == ops::BatchNormArgs::Pass::BackwardInput) return;
     first = ops::empty_on(Shape{args.channels}, x.dtype(), device);
     second = ops::empty_on(Shape{args.channels}, x.dtype(), device);
-    args.first = static_cast<char*>(first.data_ptr());
-    args.second = static_cast<char*>(second.data_ptr());
+    args.first = ops::dense_result(first);
+    args.second = ops::dense_result(second);
   }
 };
 
@@ -140,7 +141,7 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, cons
     if (fused) {
       g = g.contiguous();
       FusedPass sums(ops::BatchNormArgs::Pass::BackwardReduce, x);
-      sums.args.grad = static_cast<const char*>(g.data_ptr());
+      sums.args.grad = ops::dense_operand(g);
       ops::wait_for_host(g);
       fused->batch_norm(sums.args);
       sum_g = per_channel(sums.first, rank, compute), sum_gx = per_channel(sums.second, rank, compute);
@@ -156,11 +157,11 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, cons
       gx = ops::empty_on(x.shape(), compute, x.device());
       const Tensor ka = a.flatten().contiguous(), kb = b.flatten().contiguous(), kc = c.flatten().contiguous();
       FusedPass apply(ops::BatchNormArgs::Pass::BackwardInput, x);
-      apply.args.grad = static_cast<const char*>(g.data_ptr());
-      apply.args.grad_input = static_cast<char*>(gx.data_ptr());
-      apply.args.a = static_cast<const char*>(ka.data_ptr());
-      apply.args.b = static_cast<const char*>(kb.data_ptr());
-      apply.args.c = static_cast<const char*>(kc.data_ptr());
+      apply.args.grad = ops::dense_operand(g);
+      apply.args.grad_input = ops::dense_result(gx);
+      apply.args.a = ops::dense_operand(ka);
+      apply.args.b = ops::dense_operand(kb);
+      apply.args.c = ops::dense_operand(kc);
       fused->batch_norm(apply.args);
       gx = gx.to(input_dtype);
     } else {

@@ -9,6 +9,7 @@
 #include "locus/ops.h"
 #include "src/core/public_op.h"
 #include "src/ops/index_helpers.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus::nn::functional {
 namespace {
@@ -42,7 +43,7 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, const 
         std::vector<int64_t> index;
         for (int64_t i = 0; i < count; ++i) index.push_back(left ? count - i : m - 2 - i);
         Tensor idx = empty({count}, TensorOptions().dtype(DType::Int64));
-        std::copy(index.begin(), index.end(), idx.data_ptr<int64_t>());
+        std::copy(index.begin(), index.end(), ops::dense_result<int64_t>(idx));
         return index_select(r, d, idx.to(x.device()));
       }
     }

@@ -10,6 +10,7 @@
 #include "locus/products.h"
 #include "src/autograd/node.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/structured_call.h"
 
 namespace locus::ops {
@@ -48,25 +49,29 @@ Tensor general_grad_weight(const Tensor& go, const Tensor& x, const Tensor& w, c
   return sum(per_sample, Shape{0}).reshape(w.shape());
 }
 
-void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
-                  ConvArgs forward, const WindowGeometry& g) {
-  const Tensor x = input.detach().contiguous(), w = weight.detach().contiguous();
+// The fused node. It saves the contiguous tensors the forward's kernel ran on (`x`, `w`) and binds
+// its passes' operands from them (Note [Kernel operands]): the forward's ConvArgs pointed into
+// temporaries that may be gone by the backward.
+void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                  const Tensor& ran_x, const Tensor& ran_w, const Tensor& out, const WindowGeometry& g, int64_t groups,
+                  int device) {
+  const Tensor x = ran_x.detach(), w = ran_w.detach();
   const bool need_x = input.requires_grad(), need_w = weight.requires_grad();
   const bool need_b = bias.defined() && bias.requires_grad();
-  const int64_t groups = forward.groups;
   std::vector<Tensor> inputs{input, weight};
   if (bias.defined()) inputs.push_back(bias);
   autograd::record(out, "ConvolutionBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     const Tensor go = grad.contiguous();
     wait_for_host(go);
     Tensor gx, gw, gb;
-    ConvArgs a = forward;
-    a.bias = nullptr, a.output = nullptr;
-    a.grad_output = static_cast<const char*>(go.data_ptr());
+    ConvArgs a = args_of(x, w, g, groups, device);
+    a.input = ops::dense_operand(x, "input");
+    a.weight = ops::dense_operand(w, "weight");
+    a.grad_output = ops::dense_operand(go);
     if (need_x) {
       gx = empty_on(x.shape(), x.dtype(), x.device());
       a.pass = ConvArgs::Pass::BackwardData;
-      a.grad_input = static_cast<char*>(gx.data_ptr());
+      a.grad_input = ops::dense_result(gx);
       a.weights_next = need_w || need_b;
       if (!k->convolution(a)) gx = conv_transpose2d(go, w, g, groups, x.size(2), x.size(3));
     }
@@ -75,8 +80,8 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
       gb = need_b ? empty_on({w.size(0)}, w.dtype(), w.device()) : Tensor();
       a.pass = ConvArgs::Pass::BackwardWeights;
       a.weights_next = false;
-      a.grad_weight = static_cast<char*>(gw.data_ptr());
-      a.grad_bias = need_b ? static_cast<char*>(gb.data_ptr()) : nullptr;
+      a.grad_weight = ops::dense_result(gw);
+      a.grad_bias = need_b ? ops::dense_result(gb) : nullptr;
       if (!k->convolution(a)) {
         gw = general_grad_weight(go, x, w, g, groups);
         if (need_b) gb = sum(go, Shape{0, 2, 3});
@@ -109,15 +114,15 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
     const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
     Tensor out = empty_on({x.size(0), w.size(0), g.out_h, g.out_w}, x.dtype(), call.device());
     ConvArgs a = args_of(x, w, g, groups, call.device_index());
-    a.input = static_cast<const char*>(x.data_ptr());
-    a.weight = static_cast<const char*>(w.data_ptr());
-    a.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
-    a.output = static_cast<char*>(out.data_ptr());
+    a.input = ops::dense_operand(x);
+    a.weight = ops::dense_operand(w);
+    a.bias = ops::dense_operand(b);
+    a.output = ops::dense_result(out);
     call.wait_for_inputs();
     wait_for_host(x), wait_for_host(w);
     if (b.defined()) wait_for_host(b);
     if (k->convolution(a)) {
-      if (call.needs_grad()) record_fused(k, input, weight, bias, out, a, g);
+      if (call.needs_grad()) record_fused(k, input, weight, bias, x, w, out, g, groups, a.device);
       return out;
     }
   }

@@ -15,6 +15,7 @@
 
 #include "locus/errors.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus::ops {
@@ -41,7 +42,7 @@ std::optional<int64_t> check_range(OpId op, CheckKind kind, const Tensor& values
   const KernelTable* k = backend_kernels(device.type()).table;
   if (device.is_cpu() || !k || !k->defer_check || runtime::runtime(device.type()).capabilities().host_addressable) {
     wait_for_host(flat);
-    const auto* v = static_cast<const int64_t*>(flat.data_ptr());
+    const auto* v = ops::dense_operand<int64_t>(flat);
     int64_t counted = 0;
     for (int64_t i = 0; i < flat.numel(); ++i) {
       if (ignore && v[i] == *ignore) continue;
@@ -52,7 +53,7 @@ std::optional<int64_t> check_range(OpId op, CheckKind kind, const Tensor& values
   }
   DeferredCheckArgs a;
   a.device = device.index();
-  a.values = static_cast<const int64_t*>(flat.data_ptr());
+  a.values = ops::dense_operand<int64_t>(flat);
   a.n = flat.numel(), a.bound = bound;
   a.has_ignore = ignore.has_value(), a.ignore = ignore.value_or(0);
   a.op = op, a.kind = kind;

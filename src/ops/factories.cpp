@@ -13,10 +13,11 @@
 #include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/random_counters.h"
-#include "src/ops/structured_call.h"
 #include "src/ops/scalar_fits.h"
 #include "src/ops/strided_iter.h"
+#include "src/ops/structured_call.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -75,7 +76,7 @@ void fill_random(const Tensor& t, OpId op, double low, double high) {
   a.op = op;
   a.device = call.device_index();
   a.dtype = t.dtype();
-  a.out = static_cast<char*>(t.data_ptr());
+  a.out = ops::dense_result(t);
   a.numel = t.numel();
   a.low = low;
   a.high = high;

@@ -8,6 +8,7 @@
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/structured_call.h"
 
 namespace locus::ops {
@@ -40,8 +41,8 @@ Tensor im2col(const Tensor& image, const WindowGeometry& g, double fill) {
   const int64_t n = in.size(0), c = in.size(1);
   Tensor out = call.output({n, c * g.kernel_h * g.kernel_w, g.out_h * g.out_w}, in.dtype());
   Im2colArgs a = args_for(OpId::Im2col, call.device_index(), in.dtype(), g);
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(out);
   a.planes = n * c, a.height = in.size(2), a.width = in.size(3);
   a.fill = fill;
   call.wait_for_inputs();
@@ -63,8 +64,8 @@ Tensor col2im(const Tensor& columns, int64_t height, int64_t width, const Window
   const int64_t n = in.size(0), c = in.size(1) / (g.kernel_h * g.kernel_w);
   Tensor out = call.output({n, c, height, width}, in.dtype());
   Im2colArgs a = args_for(OpId::Col2im, call.device_index(), in.dtype(), g);
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(out);
   a.planes = n * c, a.height = height, a.width = width;
   call.wait_for_inputs();
   wait_for_host(in);
@@ -86,9 +87,9 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, int64_t he
   const Tensor in = grad.contiguous(), idx = indices.contiguous();
   Tensor out = call.output({in.size(0), in.size(1), height, width}, in.dtype());
   Im2colArgs a = args_for(OpId::MaxPool2dBackward, call.device_index(), in.dtype(), g);
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
-  a.indices = const_cast<int64_t*>(static_cast<const int64_t*>(idx.data_ptr()));
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(out);
+  a.indices = const_cast<int64_t*>(ops::dense_operand<int64_t>(idx));
   a.planes = in.size(0) * in.size(1), a.height = height, a.width = width;
   call.wait_for_inputs();
   wait_for_host(in), wait_for_host(idx);
@@ -114,9 +115,9 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry&
   Tensor values = empty_on({n, c, g.out_h, g.out_w}, in.dtype(), call.device());
   Tensor indices = empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device());
   Im2colArgs a = args_for(OpId::MaxPool2d, call.device_index(), in.dtype(), g);
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(values.data_ptr());
-  a.indices = static_cast<int64_t*>(indices.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(values);
+  a.indices = ops::dense_result<int64_t>(indices);
   a.planes = n * c, a.height = h, a.width = w;
   call.wait_for_inputs();
   wait_for_host(in);

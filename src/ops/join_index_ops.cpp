@@ -10,6 +10,7 @@
 #include "src/core/public_op.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/structured_call.h"
 
 namespace locus {
@@ -135,9 +136,9 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
     a.out_dim = x.dim() ? index.size(d) : 1;
   }
   Tensor out = call.output(out_shape, x.dtype());
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
-  a.index = static_cast<const int64_t*>(idx.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(out);
+  a.index = ops::dense_operand<int64_t>(idx);
   call.wait_for_inputs();
   ops::wait_for_host(in);
   ops::wait_for_host(idx);

@@ -7,6 +7,7 @@
 #include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus::ops {
 namespace {
@@ -41,10 +42,10 @@ std::pair<Tensor, Tensor> pre_activation_grad(const Tensor& g, const Tensor& rel
       a.dtype = g.dtype();
       a.m = m, a.n = n;
       wait_for_host(g);
-      a.grad = static_cast<const char*>(g.data_ptr());
-      a.output = relu_output.defined() ? static_cast<const char*>(relu_output.data_ptr()) : nullptr;
-      a.grad_pre = relu_output.defined() ? static_cast<char*>(pre.data_ptr()) : nullptr;
-      a.bias_grad = need_bias ? static_cast<char*>(bias_grad.data_ptr()) : nullptr;
+      a.grad = ops::dense_operand(g);
+      a.output = ops::dense_operand(relu_output);
+      a.grad_pre = relu_output.defined() ? ops::dense_result(pre) : nullptr;
+      a.bias_grad = need_bias ? ops::dense_result(bias_grad) : nullptr;
       k->linear_grad(a);
     }
     return {pre, bias_grad};
@@ -97,10 +98,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Epi
     a.device = device.is_cpu() ? 0 : device.index();
     a.dtype = dtype;
     a.m = m, a.n = n, a.k = kdim;
-    a.a = static_cast<const char*>(x2.data_ptr()), a.a_row = x2.stride(0), a.a_col = x2.stride(1);
-    a.b = static_cast<const char*>(weight.data_ptr()), a.b_row = weight.stride(1), a.b_col = weight.stride(0);
-    a.c = static_cast<char*>(out.data_ptr()), a.c_batch_stride = m * n;
-    a.bias = b.defined() ? static_cast<const char*>(b.data_ptr()) : nullptr;
+    a.a = ops::strided_operand(x2), a.a_row = x2.stride(0), a.a_col = x2.stride(1);
+    a.b = ops::strided_operand(weight), a.b_row = weight.stride(1), a.b_col = weight.stride(0);
+    a.c = ops::dense_result(out), a.c_batch_stride = m * n;
+    a.bias = ops::dense_operand(b);
     a.epilogue = epilogue;
     wait_for_host(x2);
     wait_for_host(weight);

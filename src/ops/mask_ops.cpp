@@ -13,6 +13,7 @@
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/index_helpers.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/strided_iter.h"
 #include "src/ops/structured_call.h"
 
@@ -66,9 +67,9 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
   a.in_dim = in.size(d);
   if (a.outer * a.in_dim * a.inner == 0) return self.dim() ? out : out.reshape({});
   if (k->defer_check) ops::check_range(op, ops::CheckKind::IndexOutOfBounds, idx, a.out_dim);
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(work.data_ptr());
-  a.index = static_cast<const int64_t*>(idx.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(work);
+  a.index = ops::dense_operand<int64_t>(idx);
   ops::wait_for_host(in);
   ops::wait_for_host(idx);
   ops::wait_for_host(work);
@@ -79,11 +80,11 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
 
 Tensor flat_true_positions(const Tensor& mask) {
   const Tensor host = mask.to(Device("cpu")).contiguous();
-  const bool* m = host.data_ptr<bool>();
+  const bool* m = ops::dense_operand<bool>(host);
   int64_t count = 0;
   for (int64_t i = 0; i < host.numel(); ++i) count += m[i] ? 1 : 0;
   Tensor pos = empty({count}, TensorOptions().dtype(DType::Int64));
-  int64_t* p = pos.data_ptr<int64_t>();
+  int64_t* p = ops::dense_result<int64_t>(pos);
   for (int64_t i = 0, j = 0; i < host.numel(); ++i)
     if (m[i]) p[j++] = i;
   return pos.to(mask.device());

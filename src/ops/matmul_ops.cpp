@@ -11,6 +11,7 @@
 #include "src/autograd/node.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/public_op.h"
 #include "src/ops/strided_iter.h"
 #include "src/ops/structured_call.h"
@@ -127,11 +128,11 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& out, cons
   g.dtype = a.dtype();
   g.batch = nbatch, g.m = m, g.n = n, g.k = k;
   const auto stride = [](const Tensor& t, int64_t from_end) { return t.stride(t.dim() - from_end); };
-  g.a = static_cast<const char*>(ea.data_ptr()), g.a_row = stride(ea, 2), g.a_col = stride(ea, 1);
+  g.a = ops::strided_operand(ea), g.a_row = stride(ea, 2), g.a_col = stride(ea, 1);
   g.a_batch_stride = ea.dim() > 2 ? stride(ea, 3) : 0;
-  g.b = static_cast<const char*>(eb.data_ptr()), g.b_row = stride(eb, 2), g.b_col = stride(eb, 1);
+  g.b = ops::strided_operand(eb), g.b_row = stride(eb, 2), g.b_col = stride(eb, 1);
   g.b_batch_stride = eb.dim() > 2 ? stride(eb, 3) : 0;
-  g.c = static_cast<char*>(result.data_ptr()), g.c_batch_stride = m * n;
+  g.c = ops::dense_result(result), g.c_batch_stride = m * n;
   g.alpha = sc.alpha.to_double(), g.beta = beta;
   call.wait_for_inputs();
   if (result.numel()) kt->matmul(g);

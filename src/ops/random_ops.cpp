@@ -24,6 +24,7 @@
 #include "locus/random.h"
 #include "src/autograd/node.h"
 #include "src/core/public_op.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus {
 namespace {
@@ -31,7 +32,7 @@ namespace {
 // `n` float64 draws in [0, 1) on the CPU (Note [Random draws]).
 std::vector<double> host_draws(int64_t n) {
   const Tensor u = rand(Shape{n}, TensorOptions().dtype(kFloat64));
-  const double* p = static_cast<const double*>(u.data_ptr());
+  const double* p = ops::dense_operand<double>(u);
   return std::vector<double>(p, p + n);
 }
 
@@ -72,7 +73,7 @@ Tensor randperm(int64_t n, TensorOptions options) {
   // Fisher-Yates from the last position down: position i swaps with floor(u_i * (i + 1)).
   const std::vector<double> u = host_draws(n);
   Tensor perm = empty(Shape{n}, TensorOptions().dtype(kInt64));
-  int64_t* p = static_cast<int64_t*>(perm.data_ptr());
+  int64_t* p = ops::dense_result<int64_t>(perm);
   std::iota(p, p + n, int64_t{0});
   for (int64_t i = n - 1; i > 0; --i) {
     const int64_t j = std::min(static_cast<int64_t>(u[static_cast<size_t>(i)] * static_cast<double>(i + 1)), i);
@@ -137,7 +138,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement) {
   if (!replacement && num_samples > categories)
     throw ValueError(prefix + "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   const Tensor probs = self.detach().to(Device(DeviceType::CPU), kFloat64).contiguous();
-  const double* w = static_cast<const double*>(probs.data_ptr());
+  const double* w = ops::dense_operand<double>(probs);
   for (int64_t r = 0; r < rows; ++r) {
     double total = 0;
     for (int64_t c = 0; c < categories; ++c) {
@@ -149,7 +150,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement) {
     if (!(total > 0)) throw ValueError(prefix + "invalid multinomial distribution (sum of probabilities <= 0)");
   }
   Tensor out = empty(self.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, TensorOptions().dtype(kInt64));
-  int64_t* o = static_cast<int64_t*>(out.data_ptr());
+  int64_t* o = ops::dense_result<int64_t>(out);
   if (replacement) {
     // Inverse CDF: each draw u picks the first category whose cumulative weight exceeds u * total
     // (a zero-weight category never does).

@@ -14,6 +14,7 @@
 #include "src/autograd/node.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/reduce_rules.h"
 #include "src/ops/structured_call.h"
 
@@ -82,8 +83,8 @@ Tensor reduce(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::op
   a.params = params;
   a.in_dtype = in.dtype();
   a.out_dtype = dt.result;
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(result.data_ptr());
+  a.in = ops::strided_operand(in);  // with in_strides below
+  a.out = ops::dense_result(result);
   a.out_numel = result.numel();
   a.reduce_numel = reduce_numel;
   // Output element strides over the input's dims: 0 on reduced dims, row-major otherwise.
@@ -154,9 +155,9 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   a.op = op;
   a.device = call.device_index();
   a.in_dtype = a.out_dtype = in.dtype();
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(want_values ? r.values.data_ptr() : r.indices.data_ptr());
-  a.indices = want_values && want_indices ? static_cast<char*>(r.indices.data_ptr()) : nullptr;
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(want_values ? r.values : r.indices);
+  a.indices = want_values && want_indices ? ops::dense_result(r.indices) : nullptr;
   a.shape = Shape{outer, size, inner};
   call.wait_for_inputs();
   ops::wait_for_host(in);
@@ -294,8 +295,8 @@ Tensor softmax_impl(OpId op, const Tensor& x, int64_t dim) {
   a.device = call.device_index();
   a.log = op == OpId::LogSoftmax;
   a.dtype = dtype;
-  a.in = static_cast<const char*>(in.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
+  a.in = ops::dense_operand(in);
+  a.out = ops::dense_result(out);
   a.outer = 1, a.dim = in.dim() ? in.size(d) : 1, a.inner = 1;
   for (int64_t i = 0; i < d; ++i) a.outer *= in.size(i);
   for (int64_t i = d + 1; i < in.dim(); ++i) a.inner *= in.size(i);

@@ -14,6 +14,7 @@
 #include "src/autograd/node.h"
 #include "src/core/public_op.h"
 #include "src/ops/index_helpers.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus {
 namespace {
@@ -38,7 +39,7 @@ std::string list_text(const std::vector<int64_t>& v) {
 
 Tensor int64_on(const std::vector<int64_t>& values, Device device) {
   Tensor t = empty({static_cast<int64_t>(values.size())}, TensorOptions().dtype(DType::Int64));
-  std::copy(values.begin(), values.end(), t.data_ptr<int64_t>());
+  std::copy(values.begin(), values.end(), ops::dense_result<int64_t>(t));
   return t.to(device);
 }
 

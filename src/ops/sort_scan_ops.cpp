@@ -14,6 +14,7 @@
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
 #include "src/ops/autocast.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/public_op.h"
 #include "src/ops/structured_call.h"
 
@@ -52,14 +53,14 @@ ValuesIndices sort_rows(OpId op, const Tensor& x, int64_t dim, bool descending, 
   a.op = op;
   a.device = call.device_index();
   a.dtype = x.dtype();
-  a.in = static_cast<const char*>(rows.data_ptr());
-  a.values = static_cast<char*>(r.values.data_ptr());
-  a.indices = static_cast<int64_t*>(r.indices.data_ptr());
+  a.in = ops::dense_operand(rows);
+  a.values = ops::dense_result(r.values);
+  a.indices = ops::dense_result<int64_t>(r.indices);
   a.n = n, a.k = k, a.rows = n ? rows.numel() / n : 0;
   a.descending = descending;
   call.wait_for_inputs();
   ops::wait_for_host(rows);
-  if (a.rows * k) kt->sort(a);
+  if (a.rows > 0 && k > 0) kt->sort(a);
   r.values = from_rows(r.values, x, d);
   r.indices = from_rows(r.indices, x, d);
   if (is_floating_point(x.dtype()) && call.needs_grad()) autograd::record_selection(x, d, k == n, r.values, r.indices);
@@ -88,8 +89,8 @@ Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   a.op = op;
   a.device = call.device_index();
   a.dtype = result;
-  a.in = static_cast<const char*>(rows.data_ptr());
-  a.out = static_cast<char*>(out.data_ptr());
+  a.in = ops::dense_operand(rows);
+  a.out = ops::dense_result(out);
   a.n = x.dim() ? x.size(d) : 1;
   a.rows = a.n ? rows.numel() / a.n : 0;
   call.wait_for_inputs();

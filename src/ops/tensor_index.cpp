@@ -14,6 +14,7 @@
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/index_helpers.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/strided_iter.h"
 
 namespace locus {
@@ -160,7 +161,7 @@ Tensor linear_positions(const Parsed& p, OpId op, Shape* broadcast) {
     } else {
       // Host-readable devices check now, with PyTorch's message.
       const Tensor host = t.to(Device("cpu")).contiguous();
-      const int64_t* v = host.data_ptr<int64_t>();
+      const int64_t* v = ops::dense_operand<int64_t>(host);
       for (int64_t i = 0; i < host.numel(); ++i)
         if (v[i] < -n || v[i] >= n)
           throw IndexError(ops::op_prefix(op) + "index " + std::to_string(v[i]) + " is out of bounds for dimension " +

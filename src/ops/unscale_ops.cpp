@@ -8,6 +8,7 @@
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus::ops {
 namespace {
@@ -49,7 +50,7 @@ void unscale_grads_(const std::vector<Tensor>& grads, double inv_scale, const Te
     for (const Tensor& g : group) {
       buffers.push_back(g.is_contiguous() ? g : g.contiguous());
       wait_for_host(buffers.back());
-      data.push_back(static_cast<char*>(buffers.back().data_ptr()));
+      data.push_back(ops::dense_result(buffers.back()));
       numel.push_back(g.numel());
     }
     wait_for_host(found_inf);
@@ -60,10 +61,10 @@ void unscale_grads_(const std::vector<Tensor>& grads, double inv_scale, const Te
     a.data = data.data();
     a.numel = numel.data();
     a.inv_scale = inv;
-    a.found_inf = static_cast<float*>(found_inf.data_ptr());
+    a.found_inf = ops::dense_result<float>(found_inf);
     kernels->unscale(a);
     for (size_t k = 0; k < group.size(); ++k)
-      if (buffers[k].data_ptr() != group[k].data_ptr()) Tensor(group[k]).copy_(buffers[k]);
+      if (ops::operand_address(buffers[k]) != ops::operand_address(group[k])) Tensor(group[k]).copy_(buffers[k]);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
+#include "src/ops/kernel_operand.h"
 
 namespace locus::optim::detail {
 namespace {
@@ -12,7 +13,7 @@ bool usable(const Tensor& t, Device device, DType dtype) {
   return !t.defined() || (t.device() == device && t.dtype() == dtype && t.is_contiguous());
 }
 
-char* buffer(const Tensor& t) { return t.defined() ? static_cast<char*>(t.data_ptr()) : nullptr; }
+char* buffer(const Tensor& t) { return ops::dense_result(t); }
 
 }  // namespace
 
@@ -28,7 +29,7 @@ bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, con
   if (!(grad.shape() == param.shape())) return false;  // the composed ops raise the error
   // A parameter listed twice (PyTorch warns) must be updated twice, one after the other, not by
   // two threads of one pass: the second listing goes the composed way.
-  if (!seen_.insert(param.data_ptr()).second) return false;
+  if (!seen_.insert(ops::operand_address(param)).second) return false;
   Group& g = groups_[{static_cast<int>(device.type()) * 65536 + device.index(), dtype}];
   g.kernels = kernels;
   g.indices.push_back(index);

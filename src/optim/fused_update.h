@@ -2,6 +2,7 @@
 // The optimizers' one-pass update (KernelTable::optimizer_step, Note [Fused kernels] in
 // src/ops/fused.h): parameters gathered by device and dtype, one kernel call per group.
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <utility>
@@ -38,7 +39,7 @@ class FusedUpdate {
   };
   ops::OptimizerStepArgs hyper_;
   std::map<std::pair<int, DType>, Group> groups_;  // by device (type and index) and dtype
-  std::set<const void*> seen_;                      // the buffers of the parameters taken
+  std::set<std::uintptr_t> seen_;                     // the buffers of the parameters taken
 };
 
 }  // namespace locus::optim::detail
