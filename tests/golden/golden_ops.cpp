@@ -11,7 +11,7 @@ namespace {
 
 std::vector<Tensor> run_optimizer(const Ctx& c, const std::string& kind) {
   std::vector<Tensor> params;
-  for (size_t k = 0; k < 2; ++k) params.push_back(c.x(k).detach().clone().requires_grad_());
+  for (size_t k = 0; k < 2; ++k) params.push_back(c.x(k).detach().requires_grad_());  // the input itself, in its layout
   std::unique_ptr<optim::Optimizer> opt;
   if (kind == "sgd") {
     optim::SGDOptions o;

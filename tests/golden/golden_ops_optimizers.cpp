@@ -61,7 +61,7 @@ std::unique_ptr<optim::Optimizer> make(const std::string& kind, std::vector<opti
 // becomes `set_lr` after the first step and group 1's weight_decay `set_wd` after the second.
 Outs run(const Ctx& c, bool groups) {
   std::vector<Tensor> params;
-  for (size_t k = 0; k < 2; ++k) params.push_back(c.x(k).detach().clone().requires_grad_());
+  for (size_t k = 0; k < 2; ++k) params.push_back(c.x(k).detach().requires_grad_());  // the input itself, in its layout
   const std::string kind = c.str("kind");
   std::unique_ptr<optim::OptimizerOptions> defaults = defaults_of(kind);
   std::map<std::string, double> values, group1;

@@ -3,6 +3,7 @@
 // device, one test per family. PyTorch is needed only to regenerate the files, never to run this.
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -97,8 +98,24 @@ std::string error_class(const std::exception& e) {
 
 std::string first_line(const std::string& s) { return s.substr(0, std::min(s.find('\n'), size_t{160})); }
 
-/// Runs one case on `device`: empty when Locus agrees with PyTorch, else the difference.
-std::string run_case(const Case& c, const std::string& device, const std::string& family_name) {
+// The optimizers update their parameters, and batch norm its running statistics, in place: an
+// expanded tensor cannot hold that (one element stands for a whole column), so those inputs keep
+// their recorded layout in the Expanded runs.
+bool written_in_place(const Case& c, const TensorData& t) {
+  static const std::set<std::string> kOptimizerOps = {"optimizer", "optimizer_groups", "sgd", "adam", "adamw",
+                                                      "weight_decay"};
+  return kOptimizerOps.count(c.op) || t.name == "running_mean" || t.name == "running_var";
+}
+
+// The layout input `t` of case `c` takes in the runs of `layout`.
+Layout layout_of(const Case& c, const TensorData& t, Layout layout) {
+  return layout == Layout::Expanded && written_in_place(c, t) ? Layout::AsRecorded : layout;
+}
+
+/// Runs one case on `device` with its inputs laid out as `layout`: empty when Locus agrees with
+/// PyTorch, else the difference. `relaid` (when given) is set when some input took the layout.
+std::string run_case(const Case& c, const std::string& device, const std::string& family_name,
+                     Layout layout = Layout::AsRecorded, bool* relaid = nullptr) {
   const auto& table = ops();
   auto op = table.find(c.op);
   if (op == table.end()) return "no Locus call for op '" + c.op + "' in the op table";
@@ -106,9 +123,9 @@ std::string run_case(const Case& c, const std::string& device, const std::string
   Ctx ctx{c, {}, dev};
   Outs outs;
   try {
-    for (const TensorData& t : c.ins) ctx.in.push_back(device_tensor(t, dev));
+    for (const TensorData& t : c.ins) ctx.in.push_back(device_tensor(t, dev, layout_of(c, t, layout), relaid));
     outs = op->second(ctx);
-    if (c.gout && !c.err) outs.at(0).backward(device_tensor(*c.gout, dev));
+    if (c.gout && !c.err) outs.at(0).backward(device_tensor(*c.gout, dev, layout, relaid));
     // cuda checks indices and class targets on the device and raises at the next
     // synchronization (Note [Deferred checks]): make it happen inside this case.
     if (dev.is_cuda()) cuda::synchronize();
@@ -252,10 +269,75 @@ class Golden : public ::testing::TestWithParam<std::string> {
   }
 };
 
+// ---- layouts -----------------------------------------------------------------------------------
+//
+// Note [Golden layouts]
+// A kernel sees addresses, not tensors (Note [Kernel operands] in src/ops/kernel_operand.h), so
+// a kernel that assumes a layout it was not given reads the wrong elements, or freed memory, with
+// no error. The layout runs replay every case of the families below once per Layout with the
+// inputs (and the backward's gout) that the file gives no view of their own laid out that way:
+// the values, and so PyTorch's results and gradients, stay the same. A run is made only where at
+// least one tensor takes the layout. The `layouts` family adds the cases this cannot make from
+// the others: inputs with equal rows (Expanded) and empty batches.
+
+// The families of ops with kernels of their own. elementwise, elementwise_more and factories run
+// through StridedIter, which their own cases already feed views; lr_scheduler has no tensors.
+bool has_layout_runs(const std::string& family_name) {
+  static const std::set<std::string> kWithout = {"elementwise", "elementwise_more", "factories", "lr_scheduler"};
+  return !kWithout.count(family_name);
+}
+
+// view and view_as refuse non-contiguous inputs by definition (as PyTorch's do).
+bool layout_sensitive(const std::string& op) { return op == "view" || op == "view_as"; }
+
+bool takes_layout(const Case& c, Layout layout) {
+  if (c.gout && can_lay_out(*c.gout, layout)) return true;
+  return std::any_of(c.ins.begin(), c.ins.end(),
+                     [&](const TensorData& t) { return can_lay_out(t, layout_of(c, t, layout)); });
+}
+
+class GoldenLayouts : public ::testing::TestWithParam<std::string> {
+ protected:
+  void run_family() {
+    const std::string& param = GetParam();
+    const std::string name = param.substr(0, param.find('@'));
+    const std::string device = param.substr(param.find('@') + 1);
+    const std::vector<Case>& cases = family(name);
+    constexpr Layout kLayouts[] = {Layout::Transposed, Layout::Stepped, Layout::Offset, Layout::Expanded};
+    int runs[std::size(kLayouts)] = {}, failures = 0;
+    for (const Case& c : cases) {
+      if (layout_sensitive(c.op)) continue;
+      // Known differences are counted by the Golden test; their cases differ here too.
+      const auto known = [&](const Known& k) { return applies(k, device) && glob(k.pattern, c.id.c_str()); };
+      if (std::any_of(kDeviations.begin(), kDeviations.end(), known) ||
+          std::any_of(kFindings.begin(), kFindings.end(), known) ||
+          (sanitizer_build() && std::any_of(kUndefinedInLocus.begin(), kUndefinedInLocus.end(), known)))
+        continue;
+      for (size_t l = 0; l < std::size(kLayouts); ++l) {
+        if (!takes_layout(c, kLayouts[l])) continue;
+        ++runs[l];
+        const std::string diff = run_case(c, device, name, kLayouts[l]);
+        if (!diff.empty() && ++failures <= 40)
+          ADD_FAILURE() << case_summary(c) << " on " << device << ", inputs " << layout_name(kLayouts[l]) << ": " << diff;
+      }
+    }
+    if (failures > 40) ADD_FAILURE() << failures - 40 << " more layout runs differ from PyTorch";
+    std::printf("[ layouts  ] %s on %s: %zu cases; runs: %d transposed, %d stepped, %d offset, %d expanded\n",
+                name.c_str(), device.c_str(), cases.size(), runs[0], runs[1], runs[2], runs[3]);
+  }
+};
+
 std::vector<std::string> families_on_devices() {
   std::vector<std::string> params;
   for (const std::string& name : family_names())
     for (const std::string& device : testing::value_devices()) params.push_back(name + "@" + device);
+  return params;
+}
+
+std::vector<std::string> layout_families_on_devices() {
+  std::vector<std::string> params;
+  for (const std::string& param : families_on_devices())
+    if (has_layout_runs(param.substr(0, param.find('@')))) params.push_back(param);
   return params;
 }
 
@@ -267,8 +349,10 @@ std::string family_test_name(const ::testing::TestParamInfo<std::string>& info) 
 }
 
 TEST_P(Golden, Family) { run_family(); }
+TEST_P(GoldenLayouts, Family) { run_family(); }
 
 INSTANTIATE_TEST_SUITE_P(Families, Golden, ::testing::ValuesIn(families_on_devices()), family_test_name);
+INSTANTIATE_TEST_SUITE_P(Families, GoldenLayouts, ::testing::ValuesIn(layout_families_on_devices()), family_test_name);
 
 // Every known-difference entry names at least one case, and every case has a Locus call.
 TEST(GoldenFiles, KnownEntriesAndOpsExist) {

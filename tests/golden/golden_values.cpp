@@ -73,26 +73,109 @@ Tensor host_tensor(const TensorData& d) {
 
 }  // namespace
 
-/// d on `dev`, as the strided view d.view names (README.md): the op sees those strides.
-Tensor device_tensor(const TensorData& d, Device dev) {
-  const Tensor logical = host_tensor(d);
-  Tensor t;
-  if (d.view.empty()) {
-    t = logical.to(dev, false, /*copy=*/true);
-  } else if (d.view == "t") {
-    t = logical.transpose(-2, -1).contiguous().to(dev).transpose(-2, -1);
-  } else if (d.view == "step2") {
-    Shape base_shape = d.shape;
-    base_shape[base_shape.size() - 1] *= 2;
-    Tensor base = d.dtype == kBool ? full(base_shape, true, TensorOptions().dtype(kBool))
-                                   : full(base_shape, 99, TensorOptions().dtype(d.dtype));
-    base.slice(-1, 0, std::nullopt, 2).copy_(logical);
-    t = base.to(dev).slice(-1, 0, std::nullopt, 2);
-  } else if (d.view == "expand") {
-    t = logical.narrow(0, 0, 1).contiguous().to(dev).expand(d.shape);
-  } else {
-    throw std::runtime_error("unknown view " + d.view);
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::AsRecorded: return "as recorded";
+    case Layout::Transposed: return "transposed";
+    case Layout::Stepped: return "stepped";
+    case Layout::Offset: return "offset";
+    case Layout::Expanded: return "expanded";
   }
+  return "?";
+}
+
+namespace {
+
+// A tensor of `shape` on the CPU whose elements are all a filler that no case computes with
+// (99, or true), so that a kernel reading the gaps of a view gives itself away.
+Tensor filler(const Shape& shape, DType dtype) {
+  return dtype == kBool ? full(shape, true, TensorOptions().dtype(kBool)) : full(shape, 99, TensorOptions().dtype(dtype));
+}
+
+// True when every row of `d` along dim 0 equals row 0 (bitwise: NaN rows count as equal).
+bool rows_equal(const TensorData& d) {
+  if (d.shape.empty() || d.shape[0] < 2) return false;
+  const int64_t row = d.numel() / d.shape[0];
+  if (row == 0) return false;
+  for (int64_t k = row; k < d.numel(); ++k) {
+    if (is_floating_point(d.dtype)) {
+      const double a = d.f[static_cast<size_t>(k % row)], b = d.f[static_cast<size_t>(k)];
+      if (std::memcmp(&a, &b, sizeof a) != 0) return false;
+    } else if (d.i[static_cast<size_t>(k % row)] != d.i[static_cast<size_t>(k)]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool can_lay_out(const TensorData& d, Layout layout) {
+  if (!d.view.empty()) return false;
+  switch (layout) {
+    case Layout::AsRecorded: return false;
+    case Layout::Transposed: return d.shape.size() >= 2;
+    case Layout::Stepped: return !d.shape.empty();
+    case Layout::Offset: return true;
+    case Layout::Expanded: return rows_equal(d);
+  }
+  return false;
+}
+
+namespace {
+
+// `logical` (contiguous, on the CPU) on `dev` laid out as `layout`; undefined where
+// can_lay_out says no.
+Tensor relaid_on(const Tensor& logical, const TensorData& d, Device dev, Layout layout) {
+  if (!can_lay_out(d, layout)) return Tensor();
+  const int64_t rank = logical.dim();
+  switch (layout) {
+    case Layout::AsRecorded:
+      return Tensor();
+    case Layout::Transposed: {
+      Shape reversed;
+      for (int64_t k = rank - 1; k >= 0; --k) reversed.push_back(k);
+      return logical.permute(reversed).contiguous().to(dev).permute(reversed);
+    }
+    case Layout::Stepped: {
+      Shape base_shape = d.shape;
+      base_shape[base_shape.size() - 1] *= 2;
+      Tensor base = filler(base_shape, d.dtype);
+      base.slice(-1, 0, std::nullopt, 2).copy_(logical);
+      return base.to(dev).slice(-1, 0, std::nullopt, 2);
+    }
+    case Layout::Offset: {
+      constexpr int64_t kOffset = 3;
+      Tensor base = filler(Shape{logical.numel() + kOffset}, d.dtype);
+      base.narrow(0, kOffset, logical.numel()).copy_(logical.reshape({-1}));
+      return base.to(dev).narrow(0, kOffset, logical.numel()).view(d.shape);
+    }
+    case Layout::Expanded:
+      return logical.narrow(0, 0, 1).contiguous().to(dev).expand(d.shape);
+  }
+  return Tensor();
+}
+
+// `logical` on `dev` as the file's view of it (README.md, "Format").
+Tensor as_recorded(const Tensor& logical, const TensorData& d, Device dev) {
+  if (d.view.empty()) return logical.to(dev, false, /*copy=*/true);
+  if (d.view == "t") return logical.transpose(-2, -1).contiguous().to(dev).transpose(-2, -1);
+  if (d.view == "step2") {
+    TensorData plain = d;
+    plain.view.clear();
+    return relaid_on(logical, plain, dev, Layout::Stepped);
+  }
+  if (d.view == "expand") return logical.narrow(0, 0, 1).contiguous().to(dev).expand(d.shape);
+  throw std::runtime_error("unknown view " + d.view);
+}
+
+}  // namespace
+
+Tensor device_tensor(const TensorData& d, Device dev, Layout layout, bool* relaid) {
+  const Tensor logical = host_tensor(d);
+  Tensor t = relaid_on(logical, d, dev, layout);
+  if (relaid && t.defined()) *relaid = true;
+  if (!t.defined()) t = as_recorded(logical, d, dev);
   if (d.rg) t.requires_grad_();
   return t;
 }

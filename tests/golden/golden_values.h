@@ -8,8 +8,27 @@
 
 namespace locus::golden {
 
-/// d on `dev`, as the strided view d.view names (README.md): the op sees those strides.
-Tensor device_tensor(const TensorData& d, Device dev);
+/// How the layout runs lay out an input that the file gives no view (README.md, "Layouts"): the
+/// values stay, the memory order, steps and offset change. The file's own view otherwise.
+enum class Layout {
+  AsRecorded,  ///< contiguous, or the file's view
+  Transposed,  ///< every dim in reverse memory order (a 2-d input is its transpose's .t())
+  Stepped,     ///< every other element of a last dim twice as long
+  Offset,      ///< contiguous from a storage offset of 3 elements
+  Expanded,    ///< stride 0 along dim 0, where all its rows are equal
+};
+
+/// True when an input `d` takes `layout`: it has no view of its own and its shape allows it
+/// (Transposed: 2 dims or more; Stepped: 1 or more; Expanded: dim 0 of 2 or more equal rows).
+bool can_lay_out(const TensorData& d, Layout layout);
+
+/// The layouts' names as the test's messages print them ("transposed", ...).
+const char* layout_name(Layout layout);
+
+/// d on `dev`, as the strided view d.view names (README.md): the op sees those strides. With a
+/// `layout` other than AsRecorded an input without a view is laid out that way where its shape
+/// allows; `relaid` (when given) is set when it was.
+Tensor device_tensor(const TensorData& d, Device dev, Layout layout = Layout::AsRecorded, bool* relaid = nullptr);
 
 /// A double as the failure messages print it (round-trip precision).
 std::string fmt(double v);
