@@ -1,6 +1,7 @@
 // nn::Conv1d, nn::Conv2d, nn::ConvTranspose2d: parameters, PyTorch's initialisation and repr,
 // and padding_mode (the input padded by F::pad before a convolution without padding).
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -62,9 +63,11 @@ std::string conv_repr(const Options& o, bool has_bias, const std::string& paddin
                   ", kernel_size=" + tuple_repr(o.kernel_size().vec()) + ", stride=" + tuple_repr(o.stride().vec());
   if (!padding_is_default) s += ", padding=" + padding;
   const std::vector<int64_t> dilation = o.dilation().vec();
-  if (dilation != std::vector<int64_t>(dilation.size(), 1)) s += ", dilation=" + tuple_repr(dilation);
-  if (!output_padding.empty() && output_padding != std::vector<int64_t>(output_padding.size(), 0))
-    s += ", output_padding=" + tuple_repr(output_padding);
+  const auto all_equal = [](const std::vector<int64_t>& v, int64_t value) {
+    return std::all_of(v.begin(), v.end(), [value](int64_t e) { return e == value; });
+  };
+  if (!all_equal(dilation, 1)) s += ", dilation=" + tuple_repr(dilation);
+  if (!all_equal(output_padding, 0)) s += ", output_padding=" + tuple_repr(output_padding);
   if (o.groups() != 1) s += ", groups=" + std::to_string(o.groups());
   if (!has_bias) s += ", bias=False";
   if (o.padding_mode() != kZeros) s += ", padding_mode=" + mode_name(o.padding_mode());

@@ -44,8 +44,8 @@ struct Call {
   const Tensor* inputs[3] = {};
   const char* names[3] = {};
   int ninputs = 0;
-  ElementwiseScalars scalars;
-  Tensor out;
+  ElementwiseScalars scalars = {};
+  Tensor out = {};
 };
 
 // PyTorch's can_cast: no floating to integral, no non-bool to bool.
@@ -176,7 +176,7 @@ Tensor call(Call& c) {
 }  // namespace
 
 Tensor run_unary(OpId op, const Tensor& x, Tensor out, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  Call c{op};
+  Call c{.op = op};
   c.inputs[0] = &x, c.names[0] = "self", c.ninputs = 1;
   c.out = std::move(out);
   if (lo) c.scalars.lo = *lo, c.scalars.has_lo = true;
@@ -185,7 +185,7 @@ Tensor run_unary(OpId op, const Tensor& x, Tensor out, const std::optional<Scala
 }
 
 Tensor run_unary(OpId op, const Tensor& x, Tensor out, const ElementwiseScalars& scalars) {
-  Call c{op};
+  Call c{.op = op};
   c.inputs[0] = &x, c.names[0] = "self", c.ninputs = 1;
   c.out = std::move(out);
   c.scalars = scalars;
@@ -193,7 +193,7 @@ Tensor run_unary(OpId op, const Tensor& x, Tensor out, const ElementwiseScalars&
 }
 
 Tensor run_binary(OpId op, const Tensor& a, const Tensor& b, Tensor out, const Scalar& alpha) {
-  Call c{op};
+  Call c{.op = op};
   c.inputs[0] = &a, c.names[0] = "self";
   c.inputs[1] = &b, c.names[1] = "other";
   c.ninputs = 2;
@@ -203,7 +203,7 @@ Tensor run_binary(OpId op, const Tensor& a, const Tensor& b, Tensor out, const S
 }
 
 Tensor run_binary(OpId op, const Tensor& a, const Scalar& b, Tensor out, const Scalar& alpha) {
-  Call c{op};
+  Call c{.op = op};
   c.inputs[0] = &a, c.names[0] = "self", c.ninputs = 1;
   c.out = std::move(out);
   c.scalars.other = b, c.scalars.has_other = true;
@@ -221,7 +221,7 @@ Tensor run_binary(OpId op, const Scalar& a, const Tensor& b) {
 }
 
 Tensor run_where(const Tensor& condition, const Tensor& a, const Tensor& b) {
-  Call c{OpId::Where};
+  Call c{.op = OpId::Where};
   c.inputs[0] = &condition, c.names[0] = "condition";
   c.inputs[1] = &a, c.names[1] = "self";
   c.inputs[2] = &b, c.names[2] = "other";

@@ -98,7 +98,7 @@ class StructuredCall {
 
   OpId op_;
   Device device_;
-  const Tensor* inputs_[kMaxInputs];  // the first ninputs_ are set
+  const Tensor* inputs_[kMaxInputs] = {};  // the first ninputs_ are set
   int ninputs_ = 0;
   Tensor out_;
 };

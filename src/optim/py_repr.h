@@ -34,7 +34,7 @@ inline std::string py_repr(double x) {
     return sign + out;
   }
   std::string mant = digits.substr(0, 1);
-  if (digits.size() > 1) mant += "." + digits.substr(1);
+  if (digits.size() > 1) mant.append(".").append(digits, 1);
   const int a = std::abs(exp);
   return sign + mant + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
 }

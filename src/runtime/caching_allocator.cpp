@@ -44,7 +44,7 @@ struct CachingAllocator::Block {
   int pending_events = 0;
   Block* prev = nullptr;
   Block* next = nullptr;
-  std::vector<StreamId> stream_uses;
+  std::vector<StreamId> stream_uses = {};
 };
 
 bool CachingAllocator::BlockOrder::operator()(const Block* a, const Block* b) const noexcept {
@@ -101,8 +101,8 @@ detail::DataPtr CachingAllocator::allocate(size_t nbytes, StreamId stream) {
 
   const size_t min_remainder = &pool == &small_pool_ ? kMinBlockSize : kSmallSize + 1;
   if (block->size - size >= min_remainder) {
-    auto* rest = new Block{this, &pool, static_cast<char*>(block->ptr) + size, block->size - size};
-    rest->stream = stream;
+    auto* rest = new Block{
+        .owner = this, .pool = &pool, .ptr = static_cast<char*>(block->ptr) + size, .size = block->size - size, .stream = stream};
     rest->prev = block;
     rest->next = block->next;
     if (rest->next) rest->next->prev = rest;
@@ -120,8 +120,7 @@ detail::DataPtr CachingAllocator::allocate(size_t nbytes, StreamId stream) {
 }
 
 CachingAllocator::Block* CachingAllocator::find_free_block(Pool& pool, StreamId stream, size_t size) {
-  Block key{this, &pool, nullptr, size};
-  key.stream = stream;
+  Block key{.owner = this, .pool = &pool, .ptr = nullptr, .size = size, .stream = stream};
   auto it = pool.lower_bound(&key);
   if (it == pool.end() || (*it)->stream != stream) return nullptr;
   Block* b = *it;
@@ -135,9 +134,7 @@ CachingAllocator::Block* CachingAllocator::allocate_segment(Pool& pool, StreamId
   update_stat(stats_.reserved_bytes, static_cast<int64_t>(segment_size));
   reserved_now_.store(stats_.reserved_bytes.current, std::memory_order_relaxed);
   update_stat(stats_.segment, 1);
-  auto* b = new Block{this, &pool, ptr, segment_size};
-  b->stream = stream;
-  return b;
+  return new Block{.owner = this, .pool = &pool, .ptr = ptr, .size = segment_size, .stream = stream};
 }
 
 void CachingAllocator::free_callback(void* ctx, void*) noexcept {

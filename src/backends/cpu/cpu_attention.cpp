@@ -58,7 +58,7 @@ T row_max(const T* x, int64_t n, T init) {
 #if LOCUS_CPU_AVX2
   if constexpr (std::is_same_v<T, float>) {
     __m256 lanes = _mm256_set1_ps(init);
-    for (; i + 8 <= n; i += 8) lanes = _mm256_max_ps(lanes, _mm256_loadu_ps(x + i));
+    for (; i < whole_vectors_end(n, 8); i += 8) lanes = _mm256_max_ps(lanes, _mm256_loadu_ps(x + i));
     alignas(32) float out[8];
     _mm256_store_ps(out, lanes);
     for (float v : out) top = std::max(top, v);
@@ -77,7 +77,7 @@ T exp_row(T* x, int64_t n, T shift) {
   if constexpr (std::is_same_v<T, float>) {
     __m256 sum = _mm256_setzero_ps();
     const __m256 s = _mm256_set1_ps(shift);
-    for (; i + 8 <= n; i += 8) {
+    for (; i < whole_vectors_end(n, 8); i += 8) {
       const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
       _mm256_storeu_ps(x + i, e);
       sum = _mm256_add_ps(sum, e);

@@ -13,6 +13,7 @@
 #include "src/backends/cpu/dispatch.h"
 #include "src/backends/cpu/loops.h"
 #include "src/backends/cpu/streaming_store.h"
+#include "src/backends/cpu/vec_math.h"
 #include "src/ops/float_to_int.h"
 
 namespace locus::cpu {
@@ -38,10 +39,10 @@ void convert_run(Out* dst, const In* src, int64_t count) {
   int64_t i = 0;
 #if defined(__F16C__)
   if constexpr (std::is_same_v<Out, Half> && std::is_same_v<In, float>) {
-    for (; i + 8 <= count; i += 8)
+    for (; i < whole_vectors_end(count, 8); i += 8)
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
   } else if constexpr (std::is_same_v<Out, float> && std::is_same_v<In, Half>) {
-    for (; i + 8 <= count; i += 8)
+    for (; i < whole_vectors_end(count, 8); i += 8)
       _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
   }
 #endif

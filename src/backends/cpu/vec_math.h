@@ -18,6 +18,19 @@
 
 namespace locus::cpu {
 
+// Note [Vector loop bounds]
+// A run of n elements is done `width` lanes at a time up to whole_vectors_end(n, width), then
+// one at a time. Written as `for (; i + 8 <= n; i += 8)`, the vector loop's exit says nothing
+// GCC can use about where i stopped (i + 8 may overflow for all it knows), so once such a run was
+// inlined into write_run (streaming_store.h) GCC kept a copy of the scalar remainder loop whose
+// start it could not relate to n, took its worst case (2^62 or 2^63 iterations) and warned
+// "iteration 9223372036854775807 invokes undefined behavior" (-Waggressive-loop-optimizations):
+// a path no call takes, since the remainder is always under `width` elements, but one the code
+// did not rule out. With the bound n - n % width the remainder is visibly shorter than a vector.
+
+/// Where the whole `width`-lane vectors of an n-element run end (Note [Vector loop bounds]).
+constexpr int64_t whole_vectors_end(int64_t n, int64_t width) { return n - n % width; }
+
 // exp(x) for float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, ~1 ulp), exactly
 // 0 below the smallest normal result (masked scores are -inf), NaN for NaN. GCC does not
 // vectorise this scalar form either: it turns the range checks into branches.
@@ -90,7 +103,7 @@ inline constexpr float kSqrtHalf = 0.70710678118654752440f, kInvSqrt2Pi = 0.3989
 inline void gelu_row(const float* x, float* y, int64_t n) {
   int64_t i = 0;
 #if LOCUS_CPU_AVX2
-  for (; i + 8 <= n; i += 8) {
+  for (; i < whole_vectors_end(n, 8); i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 cdf = _mm256_fmadd_ps(erf8(_mm256_mul_ps(v, _mm256_set1_ps(kSqrtHalf))), _mm256_set1_ps(0.5f), _mm256_set1_ps(0.5f));
     _mm256_storeu_ps(y + i, _mm256_mul_ps(v, cdf));
@@ -103,7 +116,7 @@ inline void gelu_row(const float* x, float* y, int64_t n) {
 inline void gelu_backward_row(const float* g, const float* x, float* out, int64_t n) {
   int64_t i = 0;
 #if LOCUS_CPU_AVX2
-  for (; i + 8 <= n; i += 8) {
+  for (; i < whole_vectors_end(n, 8); i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 cdf = _mm256_fmadd_ps(erf8(_mm256_mul_ps(v, _mm256_set1_ps(kSqrtHalf))), _mm256_set1_ps(0.5f), _mm256_set1_ps(0.5f));
     const __m256 pdf = _mm256_mul_ps(exp8(_mm256_mul_ps(_mm256_mul_ps(v, v), _mm256_set1_ps(-0.5f))), _mm256_set1_ps(kInvSqrt2Pi));
