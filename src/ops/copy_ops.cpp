@@ -9,6 +9,7 @@
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/strided_iter.h"
 #include "src/runtime/device_runtime.h"
 #include "src/runtime/transfer.h"
@@ -38,6 +39,7 @@ void copy_same_device(Tensor& dst, const Tensor& src) {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   autograd::check_not_recording_into(*this, "copy_");
+  ops::require_distinct_elements(*this, ops::op_prefix(OpId::Copy));
   const Shape shape = ops::broadcast_shapes(this->shape(), src.shape(), OpId::Copy);
   if (!(shape == this->shape())) {
     std::ostringstream os;

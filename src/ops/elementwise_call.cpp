@@ -31,6 +31,7 @@
 #include "src/ops/dispatch.h"
 #include "src/ops/dtype_rules.h"
 #include "src/ops/elementwise_checks.h"
+#include "src/ops/kernel_operand.h"
 #include "src/ops/strided_iter.h"
 #include "src/ops/type_promotion.h"
 
@@ -67,6 +68,7 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
     throw DTypeError(op_prefix(c.op) + "result type " + std::string(dtype_name(result)) +
                      " can't be cast to the desired output type " + std::string(dtype_name(out.dtype())));
   autograd::check_not_recording_into(out, op_name(c.op));
+  require_distinct_elements(out, op_prefix(c.op));
   for (int i = 0; i < c.ninputs; ++i)
     if (autograd::needs_grad({c.inputs[i]}))
       throw ValueError(op_prefix(c.op) + "the in-place and out= forms are not differentiable, and an input requires "

@@ -21,4 +21,11 @@ void require_dense(const Tensor& t, const char* what) {
   throw Error(os.str());
 }
 
+void require_distinct_elements(const Tensor& t, const std::string& prefix) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1 && t.stride(d) == 0)
+      throw ValueError(prefix + "unsupported operation: more than one element of the written-to tensor refers to a "
+                                "single memory location. Please clone() the tensor before performing the operation.");
+}
+
 }  // namespace locus::ops

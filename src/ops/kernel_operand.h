@@ -3,6 +3,7 @@
 // operands].
 
 #include <cstdint>
+#include <string>
 
 #include "locus/tensor.h"
 
@@ -53,6 +54,11 @@ T* dense_result(const Tensor& t, const char* what = "result") {
 inline const char* strided_operand(const Tensor& t) {
   return t.defined() ? static_cast<const char*>(t.data_ptr()) : nullptr;
 }
+
+/// Raises a ValueError (PyTorch's message after `prefix`) when two elements of `t`, a tensor an op
+/// is about to write, share memory: a dim of size > 1 with stride 0, as expand() makes. The
+/// result would depend on the order the kernel writes in. As PyTorch, only that case is caught.
+void require_distinct_elements(const Tensor& t, const std::string& prefix);
 
 /// `t`'s first element for a kernel that writes through t's strides; null when undefined.
 inline char* strided_result(const Tensor& t) { return t.defined() ? static_cast<char*>(t.data_ptr()) : nullptr; }

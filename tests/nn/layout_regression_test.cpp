@@ -1,11 +1,13 @@
 // Issue 38's reports, kept as tests: a convolution's gradients must not depend on the layout of
-// its operands. The fused kernel's backward used to read the forward's temporary contiguous copy
+// its operands, and no op writes into a tensor whose elements share memory. The fused kernel's backward used to read the forward's temporary contiguous copy
 // of a transposed input after it was freed (Note [Kernel operands]); between the forward and the
 // backward each test allocates and frees NaN-filled buffers of that copy's size, so that a
 // backward reading freed memory reads NaN instead of the values it happened to leave behind.
 
 #include <cmath>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -69,6 +71,37 @@ TEST_P(LayoutRegression, GroupedStridedConv1dOfNonContiguousOperands) {
   };
   for (int round = 0; round < 3; ++round)
     expect_equal_gradients(gradients(conv, {x, w, b}), gradients(conv, {x.contiguous(), w.contiguous(), b.contiguous()}));
+}
+
+// Writing into a tensor two of whose elements share memory (expand's stride 0) has no defined
+// result; PyTorch refuses it for the elementwise ops, their out= forms and copy_, and so does
+// Locus, leaving the memory as it was. A strided view with one element per address is fine.
+TEST_P(LayoutRegression, WritesIntoAnExpandedTensorAreRefused) {
+  const Tensor base = zeros({1, 3}, TensorOptions().device(dev()));
+  const Tensor expanded = base.expand({4, 3});
+  const std::string message =
+      "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+      "Please clone() the tensor before performing the operation.";
+  const auto refuses = [&](const char* what, const std::function<void()>& write) {
+    try {
+      write();
+      ADD_FAILURE() << what << " wrote into an expanded tensor";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << what << ": " << e.what();
+    }
+    EXPECT_EQ(testing::values(base), std::vector<double>(3, 0.0)) << what << " changed the memory";
+  };
+  refuses("add_", [&] { Tensor(expanded).add_(ones({4, 3}, TensorOptions().device(dev()))); });
+  refuses("mul_", [&] { Tensor(expanded).mul_(2); });
+  refuses("relu_", [&] { Tensor(expanded).relu_(); });
+  refuses("copy_", [&] { Tensor(expanded).copy_(ones({4, 3})); });
+  refuses("add_out", [&] {
+    Tensor out = expanded;
+    add_out(out, ones({4, 3}, TensorOptions().device(dev())), ones({4, 3}, TensorOptions().device(dev())));
+  });
+  Tensor stepped = zeros({4, 6}, TensorOptions().device(dev())).slice(1, 0, std::nullopt, 2);
+  stepped.add_(1);
+  EXPECT_EQ(testing::values(stepped), std::vector<double>(12, 1.0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, LayoutRegression, ::testing::ValuesIn(testing::value_devices()), testing::device_test_name);
