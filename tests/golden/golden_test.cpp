@@ -207,13 +207,18 @@ std::string case_summary(const Case& c) {
   return os.str();
 }
 
-// One test per family and device, "<family>@<device>": every tests/golden/*.txt.gz is a family.
-class Golden : public ::testing::TestWithParam<std::string> {
+// A test parameter "<family>@<device>".
+class FamilyOnDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string family_name() const { return GetParam().substr(0, GetParam().find('@')); }
+  std::string device() const { return GetParam().substr(GetParam().find('@') + 1); }
+};
+
+// One test per family and device: every tests/golden/*.txt.gz is a family.
+class Golden : public FamilyOnDevice {
  protected:
   void run_family() {
-    const std::string& param = GetParam();
-    const std::string name = param.substr(0, param.find('@'));
-    const std::string device = param.substr(param.find('@') + 1);
+    const std::string name = family_name(), device = this->device();
     const std::vector<Case>* cases = nullptr;
     try {
       cases = &family(name);
@@ -296,12 +301,10 @@ bool takes_layout(const Case& c, Layout layout) {
                      [&](const TensorData& t) { return can_lay_out(t, layout_of(c, t, layout)); });
 }
 
-class GoldenLayouts : public ::testing::TestWithParam<std::string> {
+class GoldenLayouts : public FamilyOnDevice {
  protected:
   void run_family() {
-    const std::string& param = GetParam();
-    const std::string name = param.substr(0, param.find('@'));
-    const std::string device = param.substr(param.find('@') + 1);
+    const std::string name = family_name(), device = this->device();
     const std::vector<Case>& cases = family(name);
     constexpr Layout kLayouts[] = {Layout::Transposed, Layout::Stepped, Layout::Offset, Layout::Expanded};
     int runs[std::size(kLayouts)] = {}, failures = 0;
