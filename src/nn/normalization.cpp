@@ -196,12 +196,16 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
   const DType compute = stats_dtype(input.dtype());
   if (o.training()) {
-    const int64_t n = c ? input.numel() / c : 0;
-    if (n <= 1) {
+    int64_t n = input.size(0);  // the values per channel, counted from the shape (the batch may be empty)
+    for (int64_t d = 2; d < rank; ++d) n *= input.size(d);
+    if (n == 1) {
       std::string shape = size_text(input);
       throw ValueError(error_prefix("batch_norm") + "Expected more than 1 value per channel when training, got input size torch.Size(" +
                        shape + ")");
     }
+    // An empty input normalizes nothing: as PyTorch, an empty result, the running statistics as
+    // they were, and zero gradients for weight and bias.
+    if (n == 0 || c == 0) return affine(input.to(compute), o.weight(), o.bias(), rank).to(input.dtype());
     return batch_norm_training(input, running_mean, running_var, o, dims, n);
   }
   if (!running_mean.defined() || !running_var.defined())
@@ -232,7 +236,9 @@ Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {
                      size_text(input) + " and num_groups=" + std::to_string(g));
   check_channels("group_norm", "weight", o.weight(), c);
   check_channels("group_norm", "bias", o.bias(), c);
-  const Tensor x = input.to(stats_dtype(input.dtype())).reshape({n, g, -1});
+  int64_t per_group = c / g;  // from the shape, not -1: an empty batch leaves -1 undetermined
+  for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
+  const Tensor x = input.to(stats_dtype(input.dtype())).reshape({n, g, per_group});
   auto [var, mean] = var_mean(x, Shape{2}, false, true);
   const Tensor y = mul(sub(x, mean), rsqrt(add(var, o.eps()))).reshape(input.shape());
   return affine(y, o.weight(), o.bias(), input.dim()).to(input.dtype());
@@ -255,7 +261,8 @@ Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& o) {
   if (o.use_input_stats()) {
     Shape dims;
     for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
-    const int64_t n = input.numel() / std::max<int64_t>(1, input.size(0) * c);
+    int64_t n = 1;  // an instance's spatial elements, from the shape (the batch may be empty)
+    for (int64_t d = 2; d < rank; ++d) n *= input.size(d);
     if (n <= 1)
       throw ValueError(error_prefix("instance_norm") + "Expected more than 1 spatial element when training, got input size torch.Size(" +
                        size_text(input) + ")");
