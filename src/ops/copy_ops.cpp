@@ -40,6 +40,7 @@ void copy_same_device(Tensor& dst, const Tensor& src) {
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   autograd::check_not_recording_into(*this, "copy_");
   ops::require_distinct_elements(*this, ops::op_prefix(OpId::Copy));
+  ops::require_no_partial_overlap(*this, src, ops::op_prefix(OpId::Copy));
   const Shape shape = ops::broadcast_shapes(this->shape(), src.shape(), OpId::Copy);
   if (!(shape == this->shape())) {
     std::ostringstream os;

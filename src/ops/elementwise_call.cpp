@@ -69,6 +69,7 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
                      " can't be cast to the desired output type " + std::string(dtype_name(out.dtype())));
   autograd::check_not_recording_into(out, op_name(c.op));
   require_distinct_elements(out, op_prefix(c.op));
+  for (int i = 0; i < c.ninputs; ++i) require_no_partial_overlap(out, *c.inputs[i], op_prefix(c.op));
   for (int i = 0; i < c.ninputs; ++i)
     if (autograd::needs_grad({c.inputs[i]}))
       throw ValueError(op_prefix(c.op) + "the in-place and out= forms are not differentiable, and an input requires "

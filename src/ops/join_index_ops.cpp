@@ -117,6 +117,12 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   // cpu and sim kernels check every index before writing; cuda checks on the device without
   // waiting (Note [Deferred checks]).
   const int64_t in_dim = in.dim() ? in.size(d) : 1;
+  // Along an empty dim every index is out of range, and a deferred check would let the kernel
+  // read element 0 of an empty source: raise now, naming the first index (one read, on this
+  // error path only).
+  if (in_dim == 0 && idx.numel() > 0)
+    ops::raise_failed_check(op, ops::CheckKind::IndexOutOfBounds, idx.reshape({-1})[0].item<int64_t>(), 0, call.device(),
+                            false);
   if (k->defer_check) ops::check_range(op, ops::CheckKind::IndexOutOfBounds, idx, in_dim);
   Shape out_shape = x.shape();
   if (x.dim() == 0) out_shape = Shape{};

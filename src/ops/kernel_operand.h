@@ -60,6 +60,12 @@ inline const char* strided_operand(const Tensor& t) {
 /// result would depend on the order the kernel writes in. As PyTorch, only that case is caught.
 void require_distinct_elements(const Tensor& t, const std::string& prefix);
 
+/// Raises a ValueError (PyTorch's message after `prefix`) when `input` and `out`, which an op is
+/// about to read and write, share some memory but are not the same view: the result would depend
+/// on the order the kernel reads and writes in (x.narrow(0, 1, n - 1).copy_(x.narrow(0, 0, n - 1))).
+/// As PyTorch, only two contiguous ranges are compared; the same view read and written is fine.
+void require_no_partial_overlap(const Tensor& out, const Tensor& input, const std::string& prefix);
+
 /// `t`'s first element for a kernel that writes through t's strides; null when undefined.
 inline char* strided_result(const Tensor& t) { return t.defined() ? static_cast<char*>(t.data_ptr()) : nullptr; }
 

@@ -28,9 +28,11 @@ struct StridedIter {
   bool contiguous() const noexcept;
 };
 
-/// Reduction over some dims of a contiguous-or-strided input into an output.
-/// The input is described over its full shape; `out_strides` are byte strides of the output
-/// with 0 on reduced dims, so out[index] accumulates all input elements mapping to it.
+/// Reduction over some dims of an input into a contiguous output. The folds, Sum and Mean read a
+/// strided input described over its full shape (`shape`, `in_strides`); `out_strides` are element
+/// strides of the row-major output over those dims, 0 on reduced dims, so out[index] accumulates
+/// every input element mapping to it. Max, Min, Argmax and Argmin read a contiguous input as
+/// [outer, dim, inner] (`shape` holds those three) and ignore the strides.
 struct ReduceArgs {
   OpId op;                 ///< a reduction of LOCUS_REDUCE_OPS, or Max, Min, Argmax, Argmin
   int device = 0;          ///< index of the device the operands live on
@@ -40,8 +42,8 @@ struct ReduceArgs {
   char* out = nullptr;     ///< values (Sum/Mean/Max/Min) or int64 indices (Argmax)
   char* indices = nullptr; ///< optional int64 indices for Max/Min along a dim
   Shape shape;             ///< input shape (coalesced)
-  Shape in_strides;        ///< bytes
-  Shape out_strides;       ///< bytes, 0 on reduced dims
+  Shape in_strides;        ///< bytes (the folds, Sum, Mean)
+  Shape out_strides;       ///< elements of the output, 0 on reduced dims (the folds, Sum, Mean)
   int64_t out_numel = 0;
   int64_t reduce_numel = 0; ///< elements folded into each output
 };
@@ -62,7 +64,7 @@ struct MatmulArgs {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   const char* a = nullptr; int64_t a_batch_stride = 0, a_row = 0, a_col = 0;
   const char* b = nullptr; int64_t b_batch_stride = 0, b_row = 0, b_col = 0;
-  char* c = nullptr;       int64_t c_batch_stride = 0;  ///< C rows are n elements apart
+  char* c = nullptr;       int64_t c_batch_stride = 0;  ///< C rows are n elements apart; set it to m n (CUDA assumes that)
   const char* bias = nullptr;  ///< n contiguous elements added to every row of C, or null
   Epilogue epilogue = Epilogue::None;
   // Note [Product scaling]

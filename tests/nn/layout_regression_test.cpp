@@ -104,6 +104,94 @@ TEST_P(LayoutRegression, WritesIntoAnExpandedTensorAreRefused) {
   EXPECT_EQ(testing::values(stepped), std::vector<double>(12, 1.0));
 }
 
+// Reading and writing two different views of the same memory at once: the result would depend on
+// the order of the kernel's loads and stores (memcpy's on overlapping ranges is undefined).
+// PyTorch refuses it where both are contiguous ranges; the same view read and written is fine.
+TEST_P(LayoutRegression, WritesOverlappingTheirInputAreRefused) {
+  const TensorOptions on = TensorOptions().dtype(kFloat32).device(dev());
+  const std::string message =
+      "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+      "location. Please clone() the tensor before performing the operation.";
+  const auto refuses = [&](const char* what, const Tensor& watched, const std::function<void()>& write) {
+    const std::vector<double> before = testing::values(watched);
+    try {
+      write();
+      ADD_FAILURE() << what << " wrote over its own input";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << what << ": " << e.what();
+    }
+    EXPECT_EQ(testing::values(watched), before) << what << " changed the memory";
+  };
+  const Tensor x = arange(10, on);
+  refuses("copy_ shifted by one", x, [&] { x.narrow(0, 1, 9).copy_(x.narrow(0, 0, 9)); });
+  refuses("add_out shifted by one", x, [&] {
+    Tensor out = x.narrow(0, 1, 9);
+    add_out(out, x.narrow(0, 0, 9), ones({9}, on));
+  });
+  const Tensor m = arange(12, on).reshape({4, 3});
+  refuses("add_ of its own first row", m, [&] { Tensor(m).add_(m[0]); });
+  // The same memory read and written as one view, and disjoint or interleaved views, are fine.
+  Tensor(x).add_(x);
+  EXPECT_EQ(testing::values(x)[9], 18.0);
+  x.narrow(0, 0, 5).copy_(x.narrow(0, 5, 5));
+  EXPECT_EQ(testing::values(x)[0], 10.0);
+  x.slice(0, 0, std::nullopt, 2).copy_(x.slice(0, 1, std::nullopt, 2));
+  EXPECT_EQ(testing::values(x)[0], 12.0);
+}
+
+// A convolution of views that start at an odd element offset: cuDNN reads its operands 16-byte
+// aligned, so on cuda such a view must decline to the general path rather than reach the graph.
+TEST_P(LayoutRegression, Conv2dOfViewsAtAnOffset) {
+  manual_seed(2);
+  const Tensor x = randn({5, 3, 9, 9}).to(dev());
+  const Tensor w = randn({5, 3, 3, 3}).to(dev());
+  const auto conv = [](const std::vector<Tensor>& in) {
+    return F::conv2d(in[0], in[1], F::Conv2dFuncOptions().padding(1));
+  };
+  const Tensor x_view = x.narrow(0, 1, 4), w_view = w.narrow(0, 1, 4);  // 243 and 27 floats in
+  ASSERT_TRUE(x_view.is_contiguous() && x_view.storage_offset() == 243);
+  expect_equal_gradients(gradients(conv, {x_view, w_view}), gradients(conv, {x_view.clone(), w_view.clone()}));
+}
+
+// index_select and gather along an empty dim: every index is out of range. cuda checks indices
+// on the device without waiting (Note [Deferred checks]) and its kernel would read element 0 of
+// an empty source; the op raises at once instead, on every device.
+TEST_P(LayoutRegression, IndexingAnEmptyDimRaises) {
+  const Tensor source = zeros({3, 0}, TensorOptions().device(dev()));
+  const Tensor index = tensor({0}).to(dev());
+  EXPECT_THROW(index_select(source, 1, index), IndexError);
+  EXPECT_THROW(gather(source, 1, zeros({3, 1}, TensorOptions().dtype(kInt64).device(dev()))), IndexError);
+  try {
+    index_select(source, 1, index);
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("index 0 is out of bounds for dimension of size 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(index_select(source, 1, tensor(std::vector<int64_t>{}).to(dev())).numel(), 0);
+}
+
+// A sum over 18 dims that do not merge: the CPU walks any number; CUDA's reduction takes 16 (a
+// NotImplementedError beyond) and used to fill its layout past them on the host stack before it
+// looked at the count.
+TEST_P(LayoutRegression, SumOverEighteenUnmergedDims) {
+  Shape shape(18, 2), reversed;
+  for (int64_t d = 17; d >= 0; --d) reversed.push_back(d);
+  const Tensor x = arange(1 << 18, TensorOptions().dtype(kFloat64).device(dev())).reshape(shape).permute(reversed);
+  const double expected = double(1 << 18) * double((1 << 18) - 1) / 2;
+  if (dev().is_cuda()) {
+    try {
+      (void)x.sum(Shape{0, 2, 4, 6, 8, 10, 12, 14, 16});
+      ADD_FAILURE() << "cuda reduced 18 unmerged dims";
+    } catch (const NotImplementedError& e) {
+      EXPECT_NE(std::string(e.what()).find("supports at most 16 dims"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  EXPECT_EQ(x.sum().item<double>(), expected);
+  const Tensor halves = x.sum(Shape{0, 2, 4, 6, 8, 10, 12, 14, 16});
+  EXPECT_EQ(halves.sum().item<double>(), expected);
+  EXPECT_EQ(testing::values(halves), testing::values(x.contiguous().sum(Shape{0, 2, 4, 6, 8, 10, 12, 14, 16})));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, LayoutRegression, ::testing::ValuesIn(testing::value_devices()), testing::device_test_name);
 
 }  // namespace

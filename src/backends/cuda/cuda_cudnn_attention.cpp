@@ -169,9 +169,6 @@ const Graph& graph_for(const ops::AttentionArgs& a, Pass pass, Bias bias, cudnnH
   return it->second;
 }
 
-// cuDNN reads its operands at 16-byte alignment (the frontend's default for every tensor).
-bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 bool cudnn_attention(const ops::AttentionArgs& a) {
@@ -180,11 +177,14 @@ bool cudnn_attention(const ops::AttentionArgs& a) {
   if (a.batch == 0 || a.length == 0 || a.keys == 0 || a.features == 0 || a.value_features == 0) return false;
   Bias bias;
   if (!bias_form(a, &bias)) return false;
-  if (!aligned(a.q) || !aligned(a.k) || !aligned(a.v) || !aligned(a.out) || !aligned(a.lse) ||
-      (bias != Bias::None && !aligned(a.mask)))
-    return false;
-  if (a.pass == Pass::Backward && (!aligned(a.grad_out) || !aligned(a.grad_q) || !aligned(a.grad_k) || !aligned(a.grad_v)))
-    return false;
+  for (const void* p : {static_cast<const void*>(a.q), static_cast<const void*>(a.k), static_cast<const void*>(a.v),
+                        static_cast<const void*>(a.out), static_cast<const void*>(a.lse),
+                        static_cast<const void*>(bias != Bias::None ? a.mask : nullptr)})
+    if (!cudnn_aligned(p)) return false;
+  if (a.pass == Pass::Backward)
+    for (const void* p : {static_cast<const void*>(a.grad_out), static_cast<const void*>(a.grad_q),
+                          static_cast<const void*>(a.grad_k), static_cast<const void*>(a.grad_v)})
+      if (!cudnn_aligned(p)) return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
   const cudnnHandle_t handle = cudnn_handle(a.device);

@@ -143,6 +143,12 @@ const Plan& plan_for(const ops::ConvArgs& a, cudnnHandle_t handle) {
 bool cudnn_convolution(const ops::ConvArgs& a) {
   if (!cudnn_runtime_matches()) return false;
   if (a.n == 0 || a.c_in == 0 || a.c_out == 0 || a.out_h == 0 || a.out_w == 0) return false;
+  // A misaligned view among the graph's operands declines, and the general path runs (the bias
+  // goes to Locus's own kernel, which takes any element alignment).
+  for (const void* p : {static_cast<const void*>(a.input), static_cast<const void*>(a.weight),
+                        static_cast<const void*>(a.grad_output), static_cast<const void*>(a.output),
+                        static_cast<const void*>(a.grad_input), static_cast<const void*>(a.grad_weight)})
+    if (!cudnn_aligned(p)) return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
   const cudnnHandle_t handle = cudnn_handle(a.device);

@@ -4,6 +4,8 @@
 
 #include <cudnn.h>
 
+#include <cstdint>
+
 #include <cudnn_frontend.h>
 
 #include "locus/dtype.h"
@@ -22,5 +24,11 @@ void check_cudnn(cudnnStatus_t status, const char* what);
 
 /// The cuDNN type of a Locus floating dtype's elements (float32 for any other dtype).
 cudnn_frontend::DataType_t cudnn_io_type(DType dtype);
+
+/// Whether `p` (null counts) is 16-byte aligned, as cuDNN reads every operand of a graph whose
+/// tensors leave the frontend's default alignment. A view can start anywhere (narrow(0, 1, ...),
+/// a DLPack import): the graphs decline such an operand, and the next path runs, rather than let
+/// cuDNN compute garbage or fault on it.
+inline bool cudnn_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace locus::cuda_backend

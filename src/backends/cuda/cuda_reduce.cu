@@ -437,9 +437,19 @@ size_t acc_size(DType dt) {
   return n;
 }
 
+
+// The folds and sum/mean walk the input through SumLayout's kMaxDims slots: more dims (left
+// after merging size-1 ones) are refused before any plan writes past them.
+void require_layout_dims(const ops::ReduceArgs& a) {
+  if (a.shape.size() > static_cast<size_t>(kMaxDims))
+    throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +
+                              std::to_string(kMaxDims) + " dims");
+}
+
 }  // namespace
 
 size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
+  if (is_fold(a.op) || a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) require_layout_dims(a);
   if (is_fold(a.op)) return fold_workspace_bytes(a, sm_count);
   if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
     if (a.out_numel == 0 || a.reduce_numel == 0) return 0;
@@ -457,10 +467,8 @@ size_t reduce_workspace_bytes(const ops::ReduceArgs& a, int sm_count) {
 
 cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_count, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
+  if (is_fold(a.op) || a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) require_layout_dims(a);
   if (is_fold(a.op)) {
-    if (a.shape.size() > static_cast<size_t>(kMaxDims))
-      throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +
-                                std::to_string(kMaxDims) + " dims");
     if (a.out_numel == 0) return cudaSuccess;
     switch (a.op) {
 #define LOCUS_FOLD_CASE(id, name, rule, ...) \
@@ -471,9 +479,6 @@ cudaError_t launch_reduce(const ops::ReduceArgs& a, void* workspace, int sm_coun
     }
   }
   if (a.op == ops::OpId::Sum || a.op == ops::OpId::Mean) {
-    if (a.shape.size() > static_cast<size_t>(kMaxDims))
-      throw NotImplementedError("[locus::" + std::string(ops::op_name(a.op)) + "] on cuda supports at most " +
-                                std::to_string(kMaxDims) + " dims");
     if (a.out_numel == 0) return cudaSuccess;
     if (a.reduce_numel == 0) {  // an empty sum is 0 (a mean of nothing is NaN, as 0/0)
       LOCUS_CUDA_DISPATCH(a.out_dtype, {

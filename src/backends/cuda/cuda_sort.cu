@@ -132,30 +132,31 @@ cudaError_t sort_typed(const ops::SortArgs& a, void* workspace, SortPlan* plan, 
   return cudaGetLastError();
 }
 
-// One block per row: chunks of kThreads elements scanned by cub::BlockScan, each offset by the
-// running value of the chunks before it.
+// A block per row (rows past the grid go round again): chunks of kThreads elements scanned by
+// cub::BlockScan, each offset by the running value of the chunks before it.
 template <class T, bool kProd>
-__global__ void __launch_bounds__(kThreads) scan_rows(const T* in, T* out, int64_t n) {
+__global__ void __launch_bounds__(kThreads) scan_rows(const T* in, T* out, int64_t rows, int64_t n) {
   using A = std::conditional_t<std::is_same_v<compute_t<T>, double>, double,
                                std::conditional_t<std::is_floating_point_v<compute_t<T>>, float, int64_t>>;
   using Scan = cub::BlockScan<A, kThreads>;
   __shared__ typename Scan::TempStorage temp;
   __shared__ A carry;
-  const int64_t row = blockIdx.x;
-  if (threadIdx.x == 0) carry = kProd ? A(1) : A(0);
-  __syncthreads();
-  for (int64_t base = 0; base < n; base += kThreads) {
-    const int64_t j = base + threadIdx.x;
-    A x = j < n ? static_cast<A>(load(in + row * n + j)) : (kProd ? A(1) : A(0));
-    A y;
-    if constexpr (kProd) Scan(temp).InclusiveScan(x, y, [](A l, A r) { return l * r; });
-    else Scan(temp).InclusiveSum(x, y);
-    const A before = carry;
-    y = kProd ? before * y : before + y;
-    if (j < n) out[row * n + j] = convert<T>(y);
-    __syncthreads();  // every thread has read `carry` and `temp`
-    if (threadIdx.x == kThreads - 1) carry = y;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (threadIdx.x == 0) carry = kProd ? A(1) : A(0);
     __syncthreads();
+    for (int64_t base = 0; base < n; base += kThreads) {
+      const int64_t j = base + threadIdx.x;
+      A x = j < n ? static_cast<A>(load(in + row * n + j)) : (kProd ? A(1) : A(0));
+      A y;
+      if constexpr (kProd) Scan(temp).InclusiveScan(x, y, [](A l, A r) { return l * r; });
+      else Scan(temp).InclusiveSum(x, y);
+      const A before = carry;
+      y = kProd ? before * y : before + y;
+      if (j < n) out[row * n + j] = convert<T>(y);
+      __syncthreads();  // every thread has read `carry` and `temp`
+      if (threadIdx.x == kThreads - 1) carry = y;
+      __syncthreads();
+    }
   }
 }
 
@@ -163,9 +164,11 @@ template <class T>
 cudaError_t scan_typed(const ops::ScanArgs& a, cudaStream_t stream) {
   const T* in = reinterpret_cast<const T*>(a.in);
   T* out = reinterpret_cast<T*>(a.out);
-  const auto grid = static_cast<unsigned>(a.rows);
-  if (a.op == ops::OpId::Cumprod) scan_rows<T, true><<<grid, kThreads, 0, stream>>>(in, out, a.n);
-  else scan_rows<T, false><<<grid, kThreads, 0, stream>>>(in, out, a.n);
+  // At most 2^16 blocks: a grid of one block per row overflowed `unsigned` (and CUDA's limit) from
+  // 2^31 rows on, leaving rows unscanned.
+  const auto grid = static_cast<unsigned>(std::min<int64_t>(a.rows, int64_t{1} << 16));
+  if (a.op == ops::OpId::Cumprod) scan_rows<T, true><<<grid, kThreads, 0, stream>>>(in, out, a.rows, a.n);
+  else scan_rows<T, false><<<grid, kThreads, 0, stream>>>(in, out, a.rows, a.n);
   return cudaGetLastError();
 }
 
