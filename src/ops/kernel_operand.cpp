@@ -1,10 +1,11 @@
-// The contiguity check behind dense_operand and dense_result (Note [Kernel operands]).
+// The checks behind dense_operand and dense_result, and those of a written tensor's layout
+// (Note [Kernel operands]).
 
 #include "src/ops/kernel_operand.h"
 
 #include <sstream>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "locus/errors.h"
 
