@@ -282,18 +282,14 @@ class Golden : public FamilyOnDevice {
 // Note [Golden layouts]
 // A kernel sees addresses, not tensors (Note [Kernel operands] in src/ops/kernel_operand.h), so
 // a kernel that assumes a layout it was not given reads the wrong elements, or freed memory, with
-// no error. The layout runs replay every case of the families below once per Layout with the
-// inputs (and the backward's gout) that the file gives no view of their own laid out that way:
-// the values, and so PyTorch's results and gradients, stay the same. A run is made only where at
-// least one tensor takes the layout. The `layouts` family adds the cases this cannot make from
+// no error. The layout runs replay every case of every family with tensors once per Layout, with
+// the inputs (and the backward's gout) that the file gives no view of their own laid out that
+// way: the values, and so PyTorch's results and gradients, stay the same. A run is made only
+// where at least one tensor takes the layout. The `layouts` family adds the cases this cannot make from
 // the others: inputs with equal rows (Expanded) and empty batches.
 
-// The families of ops with kernels of their own. elementwise, elementwise_more and factories run
-// through StridedIter, which their own cases already feed views; lr_scheduler has no tensors.
-bool has_layout_runs(const std::string& family_name) {
-  static const std::set<std::string> kWithout = {"elementwise", "elementwise_more", "factories", "lr_scheduler"};
-  return !kWithout.count(family_name);
-}
+// lr_scheduler's cases hold no tensors.
+bool has_layout_runs(const std::string& family_name) { return family_name != "lr_scheduler"; }
 
 // view and view_as refuse non-contiguous inputs by definition (as PyTorch's do).
 bool layout_sensitive(const std::string& op) { return op == "view" || op == "view_as"; }
