@@ -116,9 +116,9 @@ Layout layout_of(const Case& c, const TensorData& t, Layout layout) {
 }
 
 /// Runs one case on `device` with its inputs laid out as `layout`: empty when Locus agrees with
-/// PyTorch, else the difference. `relaid` (when given) is set when some input took the layout.
+/// PyTorch, else the difference.
 std::string run_case(const Case& c, const std::string& device, const std::string& family_name,
-                     Layout layout = Layout::AsRecorded, bool* relaid = nullptr) {
+                     Layout layout = Layout::AsRecorded) {
   const auto& table = ops();
   auto op = table.find(c.op);
   if (op == table.end()) return "no Locus call for op '" + c.op + "' in the op table";
@@ -126,9 +126,9 @@ std::string run_case(const Case& c, const std::string& device, const std::string
   Ctx ctx{c, {}, dev};
   Outs outs;
   try {
-    for (const TensorData& t : c.ins) ctx.in.push_back(device_tensor(t, dev, layout_of(c, t, layout), relaid));
+    for (const TensorData& t : c.ins) ctx.in.push_back(device_tensor(t, dev, layout_of(c, t, layout)));
     outs = op->second(ctx);
-    if (c.gout && !c.err) outs.at(0).backward(device_tensor(*c.gout, dev, layout, relaid));
+    if (c.gout && !c.err) outs.at(0).backward(device_tensor(*c.gout, dev, layout));
     // cuda checks indices and class targets on the device and raises at the next
     // synchronization (Note [Deferred checks]): make it happen inside this case.
     if (dev.is_cuda()) cuda::synchronize();
@@ -285,8 +285,8 @@ class Golden : public FamilyOnDevice {
 // no error. The layout runs replay every case of every family with tensors once per Layout, with
 // the inputs (and the backward's gout) that the file gives no view of their own laid out that
 // way: the values, and so PyTorch's results and gradients, stay the same. A run is made only
-// where at least one tensor takes the layout. The `layouts` family adds the cases this cannot make from
-// the others: inputs with equal rows (Expanded) and empty batches.
+// where at least one tensor takes the layout. The `layouts` family adds the cases this cannot
+// make from the others: inputs with equal rows (Expanded) and empty batches.
 
 // lr_scheduler's cases hold no tensors.
 bool has_layout_runs(const std::string& family_name) { return family_name != "lr_scheduler"; }

@@ -171,10 +171,9 @@ Tensor as_recorded(const Tensor& logical, const TensorData& d, Device dev) {
 
 }  // namespace
 
-Tensor device_tensor(const TensorData& d, Device dev, Layout layout, bool* relaid) {
+Tensor device_tensor(const TensorData& d, Device dev, Layout layout) {
   const Tensor logical = host_tensor(d);
   Tensor t = relaid_on(logical, d, dev, layout);
-  if (relaid && t.defined()) *relaid = true;
   if (!t.defined()) t = as_recorded(logical, d, dev);
   if (d.rg) t.requires_grad_();
   return t;

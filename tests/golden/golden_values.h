@@ -27,8 +27,8 @@ const char* layout_name(Layout layout);
 
 /// d on `dev`, as the strided view d.view names (README.md): the op sees those strides. With a
 /// `layout` other than AsRecorded an input without a view is laid out that way where its shape
-/// allows; `relaid` (when given) is set when it was.
-Tensor device_tensor(const TensorData& d, Device dev, Layout layout = Layout::AsRecorded, bool* relaid = nullptr);
+/// allows (can_lay_out).
+Tensor device_tensor(const TensorData& d, Device dev, Layout layout = Layout::AsRecorded);
 
 /// A double as the failure messages print it (round-trip precision).
 std::string fmt(double v);
