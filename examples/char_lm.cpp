@@ -16,6 +16,7 @@
 // The text: the quotes of Debian's `fortunes` package (scripts/install-deps.sh installs it).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -71,8 +72,11 @@ std::pair<Tensor, Tensor> batch(const std::vector<int64_t>& ids, int64_t begin, 
 
 void example() {
   const Device device = best_device();
-  std::ifstream in("/usr/share/games/fortunes/fortunes", std::ios::binary);
-  if (!in) throw IOError("this example reads /usr/share/games/fortunes/fortunes: apt-get install fortunes");
+  // LOCUS_FORTUNES names another copy of the file (the GPU check carries one: its machine has no Debian packages).
+  const char* chosen = std::getenv("LOCUS_FORTUNES");
+  const std::string path = chosen ? chosen : "/usr/share/games/fortunes/fortunes";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError("this example reads " + path + ": apt-get install fortunes, or set LOCUS_FORTUNES");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<char> vocabulary(text.begin(), text.end());
   std::sort(vocabulary.begin(), vocabulary.end());

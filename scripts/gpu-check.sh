@@ -36,7 +36,7 @@ import glob, os, site
 dirs = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
 for sp in site.getsitepackages():
     dirs += glob.glob(os.path.join(sp, "nvidia", "*", "lib")) + glob.glob(os.path.join(sp, "nvidia", "cu13", "lib"))
-print(":".join(d for d in dirs if any(glob.glob(os.path.join(d, lib)) for lib in ("libcublas.so.13*", "libnccl.so.2*", "libcudnn.so.9*"))))
+print(":".join(d for d in dirs if any(glob.glob(os.path.join(d, lib)) for lib in ("libcublas.so.13*", "libnccl.so.2*", "libcudnn.so.9*", "libnvrtc.so.13*"))))
 PY
 )
 # liblocus.so and the CUDA and NCCL modules beside it in $pack/lib (Note [Backend modules]).
@@ -95,7 +95,7 @@ stage_memcheck() {
 stage_run() {
   local ok=0 bad="" ex
   for ex in "$pack"/examples/example_*; do
-    if LOCUS_DEVICE=cuda locus_env timeout 120 "$ex" > "$logs/$(basename "$ex").log" 2>&1; then ok=$((ok + 1))
+    if LOCUS_DEVICE=cuda LOCUS_FORTUNES="$pack/data/fortunes/fortunes" locus_env timeout 120 "$ex" > "$logs/$(basename "$ex").log" 2>&1; then ok=$((ok + 1))
     else bad="$bad $(basename "$ex")"; tail -n 5 "$logs/$(basename "$ex").log"; fi
   done
   row "examples on cuda" "$ok ok${bad:+, failed:$bad}"

@@ -17,16 +17,17 @@ mkdir -p "$stage"/{bin,lib,tests,examples,bench,data}
 cp "$build"/bin/locus "$stage"/bin/
 cp "$build"/tests/locus_tests "$stage"/tests/
 cp -r "$build"/tests/backend_module "$stage"/tests/  # the loader tests' stand-in modules
-cp "$build"/examples/example_* "$stage"/examples/
+# Only the programs: CMake leaves an example_<name>.dir folder beside each.
+find "$build"/examples -maxdepth 1 -type f -name 'example_*' -perm -u+x -exec cp {} "$stage"/examples/ \;
 cp "$build"/bench/locus_gpu_bench "$stage"/bench/
 cp -P "$build"/liblocus.so* "$stage"/lib/
 cp "$build"/liblocus_cuda.so.* "$build"/liblocus_nccl.so.* "$stage"/lib/ 2>/dev/null || true
 [ -f "$stage"/lib/liblocus_cuda.so.0 ] || { echo "error: no CUDA module in $build (was the CUDA toolkit found?)" >&2; exit 1; }
 # Every non-system library the binaries load, except the CUDA ones the GPU machine provides
-# (cuBLAS, cuDNN, NCCL: scripts/gpu-check.sh finds them there).
-for f in "$stage"/bin/* "$stage"/tests/* "$stage"/lib/liblocus*.so*; do
-  ldd "$f" | awk '/=> \// {print $3}'
-done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libcudnn|libnccl' |
+# (cuBLAS, cuDNN, NCCL, NVRTC: scripts/gpu-check.sh finds them there).
+for f in "$stage"/bin/* "$stage"/tests/locus_tests "$stage"/tests/backend_module/*.so* "$stage"/lib/liblocus*.so*; do
+  [ -f "$f" ] && ldd "$f" | awk '/=> \// {print $3}'
+done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|libcublas|libcudart|libcudnn|libnccl|libnvrtc|libcuda\.' |
   while read -r lib; do cp -L "$lib" "$stage"/lib/; done
 strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* "$stage"/examples/* "$stage"/bench/* "$stage"/lib/* 2>/dev/null || true
 shared=../shared/bench

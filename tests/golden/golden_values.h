@@ -36,8 +36,16 @@ std::string fmt(double v);
 /// d in a few words: dtype, shape and the first values.
 std::string describe(const TensorData& d);
 
-/// Empty when `got` matches `expected` within the dtype's tolerance (wider when the op
-/// `accumulates`; -0.0 against 0.0 counts when `signed_zeros`), else the first difference.
-std::string compare(const TensorData& expected, const Tensor& got, bool accumulates, bool signed_zeros);
+/// How far a result's rounding may stray from PyTorch's, by how the op computes it.
+enum class Rounding {
+  Exact,        ///< one rounding per element (elementwise ops, factories, copies)
+  Accumulates,  ///< sums in an order of the library's choosing (reductions, products, gradients)
+  Chains,       ///< layers made of several such sums, whose intermediates are far larger than
+                ///< the output (attention, transformer layers): rounding there is absolute
+};
+
+/// Empty when `got` matches `expected` within the dtype's tolerance for `rounding` (-0.0
+/// against 0.0 counts when `signed_zeros`), else the first difference.
+std::string compare(const TensorData& expected, const Tensor& got, Rounding rounding, bool signed_zeros);
 
 }  // namespace locus::golden
