@@ -5,8 +5,13 @@
 # src/distributed/nccl), or a backend header outside
 # src/backends. It also fails when a front end in src/ops, src/nn, src/optim or src/amp takes an
 # address out of a tensor other than through src/ops/kernel_operand.h, which says whether the
-# kernel is handed strides or needs dense memory (Note [Kernel operands]). Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
+# kernel is handed strides or needs dense memory (Note [Kernel operands]), and when a file above
+# ops (nn, optim, amp, data, serialize, interop, distributed, tools) includes the op path's
+# internals, which only src/ops and the backends see: the kernel table and registry, the fused
+# entries, the operand binding, the builders and the dispatch helpers (Note [One recipe]). Run as `cmake -DLOCUS_SOURCE_DIR=<repo> -P cmake/CheckLayers.cmake` (a test
 # does, and so does every configure).
+
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST), when run with -P
 
 set(rank_core 0)
 set(rank_runtime 1)
@@ -25,6 +30,10 @@ file(GLOB_RECURSE sources RELATIVE "${LOCUS_SOURCE_DIR}"
      "${LOCUS_SOURCE_DIR}/src/*.h" "${LOCUS_SOURCE_DIR}/src/*.cpp" "${LOCUS_SOURCE_DIR}/src/*.cu"
      "${LOCUS_SOURCE_DIR}/src/*.cuh" "${LOCUS_SOURCE_DIR}/src/*.in"
      "${LOCUS_SOURCE_DIR}/include/*.h" "${LOCUS_SOURCE_DIR}/tools/*.cpp" "${LOCUS_SOURCE_DIR}/tools/*.h")
+# The op path's internals (Note [One recipe] in src/ops/structured_call.h): above ops, code
+# calls the ops front ends (src/ops/<op>.h) and never a kernel.
+set(op_internals kernel_table kernel_registry fused kernel_operand structured_call elementwise_call strided_iter dispatch)
+set(above_ops nn optim amp data serialize interop distributed tools)
 set(violations "")
 foreach(source IN LISTS sources)
   if(source MATCHES "^src/([a-z_]+)/")
@@ -47,6 +56,11 @@ foreach(source IN LISTS sources)
       # The NCCL engine of the process groups: NCCL's header, nothing else of CUDA's.
     elseif(line MATCHES "#[ \t]*include[ \t]*[<\"](cuda|cublas|nccl|cub/)" AND NOT source MATCHES "^src/backends/cuda/")
       string(APPEND violations "  ${source}: ${line} (CUDA headers belong to src/backends/cuda)\n")
+    endif()
+    if(line MATCHES "#[ \t]*include[ \t]*\"src/ops/([a-z_]+)\\.h\"" AND layer IN_LIST above_ops)
+      if(CMAKE_MATCH_1 IN_LIST op_internals)
+        string(APPEND violations "  ${source}: ${line} (above ops, call the op's front end: src/ops/${CMAKE_MATCH_1}.h is the op path's own)\n")
+      endif()
     endif()
     if(NOT line MATCHES "#[ \t]*include[ \t]*\"src/([a-z_]+)/")
       continue()

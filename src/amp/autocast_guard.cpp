@@ -8,7 +8,6 @@
 #include "locus/device_properties.h"
 #include "locus/errors.h"
 #include "src/ops/autocast.h"
-#include "src/ops/kernel_registry.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus::amp {
@@ -32,7 +31,7 @@ void check_autocast_support(DeviceType type, DType dtype) {
   if (!why_not.empty()) throw ValueError(prefix(type, dtype) + "this device type cannot be used: " + why_not);
   // The lists' lower-precision ops are products: a device type without a product kernel in
   // this dtype (a sim device configured to lack it) cannot run them.
-  if (!ops::has_kernel(type, ops::OpId::Matmul, dtype))
+  if (!ops::has_product_kernel(type, dtype))
     throw ValueError(prefix(type, dtype) + "the device type has no " + std::string(dtype_name(dtype)) +
                      " matmul kernel, so autocast's lower-precision ops could not run there");
   if (type == DeviceType::CUDA && dtype == DType::BFloat16) {

@@ -12,7 +12,6 @@
 #include "locus/ops.h"
 #include "src/core/public_op.h"
 #include "src/nn/linear_activation.h"
-#include "src/ops/autocast.h"
 #include "src/ops/linear.h"
 #include "src/ops/public_op.h"
 
@@ -34,16 +33,6 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 
 Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue) {
   const ops::PublicOp op("linear", {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
-  if (ops::autocast_active())
-    return ops::autocast(
-        ops::OpId::Linear,
-        [epilogue](const Tensor& x, const Tensor& w, const Tensor& b) { return linear_with_activation(x, w, b, epilogue); }, input,
-        weight, bias);
-  if (input.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != input.dtype()))
-    throw DTypeError(detail::error_prefix("linear") + "expects input, weight and bias of one dtype, got " +
-                     std::string(dtype_name(input.dtype())) + ", " + std::string(dtype_name(weight.dtype())) +
-                     (bias.defined() ? " and " + std::string(dtype_name(bias.dtype())) : " (no bias)") +
-                     "; convert with .to(dtype)");
   if (weight.dim() != 2) linear_shape_error(input, weight, bias, "expects a 2-D weight [out_features, in_features]");
   if (input.dim() == 0) linear_shape_error(input, weight, bias, "expects an input with at least one dimension");
   if (input.size(-1) != weight.size(1))

@@ -3,7 +3,7 @@
 // Linear followed by a ReLU or GELU (Note [Fused kernels] in src/ops/fused.h).
 
 #include "locus/tensor.h"
-#include "src/ops/kernel_table.h"
+#include "src/ops/linear.h"
 #include "locus/export.h"
 
 // Exported for Locus's tests (Note [Export table]); not public API.
@@ -11,8 +11,8 @@ LOCUS_API_BEGIN
 
 namespace locus::nn {
 
-/// nn::linear(input, weight, bias) followed by `epilogue`, with nn::linear's checks, errors and
-/// autocast; the activation runs inside the product kernel where the device has one.
+/// nn::linear(input, weight, bias) followed by `epilogue`, with nn::linear's checks and errors,
+/// then ops::linear; the activation runs inside the product kernel where the device has one.
 Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue);
 
 }  // namespace locus::nn

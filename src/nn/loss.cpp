@@ -20,17 +20,18 @@
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/core/public_op.h"
-#include "src/nn/class_layout.h"
-#include "src/nn/fused_cross_entropy.h"
 #include "src/nn/loss_common.h"
 #include "src/ops/autocast.h"
+#include "src/ops/class_layout.h"
+#include "src/ops/cross_entropy.h"
 #include "src/ops/deferred_check.h"
-#include "src/ops/dispatch.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
 namespace {
 
+using ops::class_rows;
+using ops::class_target_shape;
 using ops::OpId;
 
 Tensor reduce(const Tensor& losses, Reduction reduction) {
@@ -208,8 +209,8 @@ Tensor cross_entropy_checked(const Tensor& logits, const Tensor& target, const C
   check_class_targets(logits, target);
   check_class_weight("cross_entropy", logits, weight);
   if (!weight.defined() && smoothing == 0) {
-    const ClassLossOptions plain(options.reduction(), options.ignore_index());
-    if (std::optional<Tensor> fused = fused_cross_entropy(logits, target, plain)) return *fused;
+    if (std::optional<Tensor> fused = ops::fused_cross_entropy(logits, target, options.reduction(), options.ignore_index()))
+      return *fused;
   }
   const Tensor log_probs = log_softmax(logits, class_dim);
   const Tensor loss = nll(log_probs, target, options.reduction(), options.ignore_index(), weight, OpId::CrossEntropy);

@@ -16,9 +16,7 @@
 #include "src/core/public_op.h"
 #include "src/nn/python_repr.h"
 #include "src/ops/autocast.h"
-#include "src/ops/dispatch.h"
-#include "src/ops/fused.h"
-#include "src/ops/kernel_operand.h"
+#include "src/ops/normalization.h"
 #include "src/ops/public_op.h"
 
 namespace locus::nn {
@@ -27,14 +25,7 @@ namespace {
 
 using locus::detail::error_prefix;
 
-DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
 
-// [C] as [1, C, 1, ...] to broadcast over an input of `rank` dims.
-Tensor per_channel(const Tensor& t, int64_t rank, DType dtype) {
-  Shape s(static_cast<size_t>(rank), 1);
-  s[1] = t.numel();
-  return t.to(dtype).view(s);
-}
 
 void check_channels(const char* op, const char* what, const Tensor& t, int64_t c) {
   if (t.defined() && t.numel() != c)
@@ -45,136 +36,11 @@ void check_channels(const char* op, const char* what, const Tensor& t, int64_t c
 std::string size_text(const Tensor& t) { return nn::detail::shape_text(t.shape()); }
 
 Tensor affine(Tensor y, const Tensor& weight, const Tensor& bias, int64_t rank) {
-  if (weight.defined()) y = mul(y, per_channel(weight, rank, y.dtype()));
-  if (bias.defined()) y = add(y, per_channel(bias, rank, y.dtype()));
+  if (weight.defined()) y = mul(y, ops::per_channel(weight, rank, y.dtype()));
+  if (bias.defined()) y = add(y, ops::per_channel(bias, rank, y.dtype()));
   return y;
 }
 
-// r = (1 - m) r + m v, in r's dtype, outside autograd.
-void update_running(Tensor running, const Tensor& value, double momentum) {
-  NoGradGuard no_grad;
-  running.copy_(add(mul(running, 1.0 - momentum), mul(value.to(running.dtype()), momentum)));
-}
-
-// Note [Batch norm in training]
-// Training-mode batch norm is one node, not the composition of its formula: the forward is the
-// per-channel statistics, then one addcmul pass y = shift + x scale with scale = weight invstd
-// and shift = bias - mean scale; the backward needs two per-channel sums, sum(g) and sum(g x),
-// and one pass for the input's gradient:
-//   sum(g xhat) = invstd (sum(g x) - mean sum(g))        (weight's gradient; bias's is sum(g))
-//   grad_x = g a + x b + c with a = weight invstd, b = -a invstd sum(g xhat) / M,
-//            c = -a sum(g) / M - mean b                 (M: elements per channel)
-// Where the device has the fused kernel (KernelTable::batch_norm: CPU and CUDA), the statistics
-// (two passes over each channel, the second from cache), the two sums and grad_x are one kernel
-// each; elsewhere (sim configured without "batch_norm", tests compare the two) they are ops:
-// sum, sub, mul, sum for the statistics, sum and mul-sum for the sums, two addcmul for grad_x.
-// The composition recorded op by op kept a dozen full-size intermediates and ran 4x slower
-// (docs/performance.md).
-
-const ops::KernelTable* fused_batch_norm(Device device, DType compute) {
-  return ops::fused_kernels(&ops::KernelTable::batch_norm, device, compute, {ops::OpId::BatchNorm});
-}
-
-// A pass of the fused kernel over the contiguous [N, C, ...] `x`, with [C] results allocated.
-struct FusedPass {
-  ops::BatchNormArgs args;
-  Tensor first, second;
-  FusedPass(ops::BatchNormArgs::Pass pass, const Tensor& x) {
-    const Device device = x.device();
-    args.pass = pass;
-    args.device = device.is_cpu() ? 0 : device.index();
-    args.dtype = x.dtype();
-    args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
-    args.x = ops::dense_operand(x);
-    ops::wait_for_host(x);
-    if (pass == ops::BatchNormArgs::Pass::BackwardInput) return;
-    first = ops::empty_on(Shape{args.channels}, x.dtype(), device);
-    second = ops::empty_on(Shape{args.channels}, x.dtype(), device);
-    args.first = ops::dense_result(first);
-    args.second = ops::dense_result(second);
-  }
-};
-
-Tensor batch_norm_training(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                           const BatchNormFuncOptions& o, const Shape& dims, int64_t count) {
-  const int64_t rank = input.dim();
-  const DType compute = stats_dtype(input.dtype());
-  const Tensor weight = o.weight(), bias = o.bias();
-  const bool record = is_grad_enabled() && (input.requires_grad() || (weight.defined() && weight.requires_grad()) ||
-                                            (bias.defined() && bias.requires_grad()));
-  const ops::KernelTable* fused = fused_batch_norm(input.device(), compute);
-  Tensor x, mean, invstd, scale, y;
-  {
-    NoGradGuard no_grad;
-    x = input.to(compute);
-    Tensor var;
-    if (fused) {
-      x = x.contiguous();
-      FusedPass stats(ops::BatchNormArgs::Pass::Statistics, x);
-      fused->batch_norm(stats.args);
-      mean = per_channel(stats.first, rank, compute);
-      var = per_channel(stats.second, rank, compute);
-    } else {
-      // Two passes (mean, then the mean square of x - mean): as exact as Welford's, and sum's
-      // kernels are ~5x faster than var_mean's over these dims.
-      mean = div(sum(x, dims, true), static_cast<double>(count));
-      const Tensor centered = sub(x, mean);
-      var = div(sum(mul(centered, centered), dims, true), static_cast<double>(count));
-    }
-    invstd = rsqrt(add(var, o.eps()));
-    scale = weight.defined() ? mul(invstd, per_channel(weight, rank, compute)) : invstd;
-    const Tensor shift = bias.defined() ? sub(per_channel(bias, rank, compute), mul(mean, scale)) : neg(mul(mean, scale));
-    y = addcmul(shift, x, scale).to(input.dtype());
-    if (running_mean.defined()) update_running(running_mean, mean.flatten(), o.momentum());
-    if (running_var.defined())
-      update_running(running_var, mul(var.flatten(), static_cast<double>(count) / static_cast<double>(count - 1)), o.momentum());
-  }
-  if (!record) return y;
-  const double m_count = static_cast<double>(count);
-  const DType input_dtype = input.dtype();
-  const bool has_weight = weight.defined(), has_bias = bias.defined();
-  const DType weight_dtype = has_weight ? weight.dtype() : compute, bias_dtype = has_bias ? bias.dtype() : compute;
-  autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
-    Tensor g = grad.to(compute), sum_g, sum_gx;
-    if (fused) {
-      g = g.contiguous();
-      FusedPass sums(ops::BatchNormArgs::Pass::BackwardReduce, x);
-      sums.args.grad = ops::dense_operand(g);
-      ops::wait_for_host(g);
-      fused->batch_norm(sums.args);
-      sum_g = per_channel(sums.first, rank, compute), sum_gx = per_channel(sums.second, rank, compute);
-    } else {
-      sum_g = sum(g, dims, true), sum_gx = sum(mul(g, x), dims, true);
-    }
-    const Tensor sum_gxhat = mul(invstd, sub(sum_gx, mul(mean, sum_g)));
-    const Tensor a = scale;  // weight invstd
-    const Tensor b = div(neg(mul(mul(a, invstd), sum_gxhat)), m_count);
-    const Tensor c = sub(div(neg(mul(a, sum_g)), m_count), mul(mean, b));
-    Tensor gx;
-    if (fused) {
-      gx = ops::empty_on(x.shape(), compute, x.device());
-      const Tensor ka = a.flatten().contiguous(), kb = b.flatten().contiguous(), kc = c.flatten().contiguous();
-      FusedPass apply(ops::BatchNormArgs::Pass::BackwardInput, x);
-      apply.args.grad = ops::dense_operand(g);
-      apply.args.grad_input = ops::dense_result(gx);
-      apply.args.a = ops::dense_operand(ka);
-      apply.args.b = ops::dense_operand(kb);
-      apply.args.c = ops::dense_operand(kc);
-      fused->batch_norm(apply.args);
-      gx = gx.to(input_dtype);
-    } else {
-      gx = addcmul(addcmul(c, g, a), x, b).to(input_dtype);
-    }
-    std::vector<Tensor> grads{gx};
-    if (has_weight) grads.push_back(sum_gxhat.flatten().to(weight_dtype));
-    if (has_bias) grads.push_back(sum_g.flatten().to(bias_dtype));
-    return grads;
-  }, has_weight && has_bias ? std::vector<Tensor>{input, weight, bias}
-     : has_weight           ? std::vector<Tensor>{input, weight}
-     : has_bias             ? std::vector<Tensor>{input, bias}
-                            : std::vector<Tensor>{input});
-  return y;
-}
 
 }  // namespace
 
@@ -192,7 +58,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   check_channels("batch_norm", "bias", o.bias(), c);
   Shape dims{0};
   for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
-  const DType compute = stats_dtype(input.dtype());
+  const DType compute = ops::statistics_dtype(input.dtype());
   if (o.training()) {
     int64_t n = input.size(0);  // the values per channel, counted from the shape (the batch may be empty)
     for (int64_t d = 2; d < rank; ++d) n *= input.size(d);
@@ -204,17 +70,17 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     // An empty input normalizes nothing: as PyTorch, an empty result, the running statistics as
     // they were, and zero gradients for weight and bias.
     if (n == 0 || c == 0) return affine(input.to(compute), o.weight(), o.bias(), rank).to(input.dtype());
-    return batch_norm_training(input, running_mean, running_var, o, dims, n);
+    return ops::batch_norm_training(input, o.weight(), o.bias(), running_mean, running_var, o.momentum(), o.eps(), dims, n);
   }
   if (!running_mean.defined() || !running_var.defined())
     throw ValueError(error_prefix("batch_norm") + "running_mean and running_var must be defined when not training");
   // One pass over the input, y = x scale + shift with per-channel scale = weight / sqrt(var + eps)
   // and shift = bias - mean scale, as PyTorch's inference kernel; the gradients of input, weight
   // and bias flow through the small per-channel ops and the pass.
-  Tensor scale = rsqrt(add(per_channel(running_var, rank, compute), o.eps()));
-  if (o.weight().defined()) scale = mul(scale, per_channel(o.weight(), rank, compute));
-  Tensor shift = neg(mul(per_channel(running_mean, rank, compute), scale));
-  if (o.bias().defined()) shift = add(shift, per_channel(o.bias(), rank, compute));
+  Tensor scale = rsqrt(add(ops::per_channel(running_var, rank, compute), o.eps()));
+  if (o.weight().defined()) scale = mul(scale, ops::per_channel(o.weight(), rank, compute));
+  Tensor shift = neg(mul(ops::per_channel(running_mean, rank, compute), scale));
+  if (o.bias().defined()) shift = add(shift, ops::per_channel(o.bias(), rank, compute));
   return addcmul(shift, input.to(compute), scale).to(input.dtype());
 }
 
@@ -236,7 +102,7 @@ Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {
   check_channels("group_norm", "bias", o.bias(), c);
   int64_t per_group = c / g;  // from the shape, not -1: an empty batch leaves -1 undetermined
   for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
-  const Tensor x = input.to(stats_dtype(input.dtype())).reshape({n, g, per_group});
+  const Tensor x = input.to(ops::statistics_dtype(input.dtype())).reshape({n, g, per_group});
   auto [var, mean] = var_mean(x, Shape{2}, false, true);
   const Tensor y = mul(sub(x, mean), rsqrt(add(var, o.eps()))).reshape(input.shape());
   return affine(y, o.weight(), o.bias(), input.dim()).to(input.dtype());
@@ -253,7 +119,7 @@ Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& o) {
   check_channels("instance_norm", "running_var", o.running_var(), c);
   check_channels("instance_norm", "weight", o.weight(), c);
   check_channels("instance_norm", "bias", o.bias(), c);
-  const DType compute = stats_dtype(input.dtype());
+  const DType compute = ops::statistics_dtype(input.dtype());
   const Tensor x = input.to(compute);
   Tensor y;
   if (o.use_input_stats()) {
@@ -269,15 +135,15 @@ Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& o) {
     // PyTorch's instance norm is batch norm over [1, N C, ...]: each running statistic moves
     // towards the batch's mean of the instances' statistics.
     if (o.running_mean().defined())
-      update_running(o.running_mean(), mean.detach().reshape({input.size(0), c}).mean(0), o.momentum());
+      ops::update_running(o.running_mean(), mean.detach().reshape({input.size(0), c}).mean(0), o.momentum());
     if (o.running_var().defined())
-      update_running(o.running_var(),
+      ops::update_running(o.running_var(),
                      mul(var.detach().reshape({input.size(0), c}).mean(0), static_cast<double>(n) / static_cast<double>(n - 1)),
                      o.momentum());
   } else {
     if (!o.running_mean().defined() || !o.running_var().defined())
       throw ValueError(error_prefix("instance_norm") + "Expected running_mean and running_var to be defined when use_input_stats is false");
-    y = mul(sub(x, per_channel(o.running_mean(), rank, compute)), rsqrt(add(per_channel(o.running_var(), rank, compute), o.eps())));
+    y = mul(sub(x, ops::per_channel(o.running_mean(), rank, compute)), rsqrt(add(ops::per_channel(o.running_var(), rank, compute), o.eps())));
   }
   return affine(y, o.weight(), o.bias(), rank).to(input.dtype());
 }

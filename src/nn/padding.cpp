@@ -9,7 +9,6 @@
 #include "locus/ops.h"
 #include "src/core/public_op.h"
 #include "src/ops/index_helpers.h"
-#include "src/ops/kernel_operand.h"
 
 namespace locus::nn::functional {
 namespace {
@@ -42,9 +41,7 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, const 
         // Mirrored about the edge element: before takes positions count..1, after m-2..m-1-count.
         std::vector<int64_t> index;
         for (int64_t i = 0; i < count; ++i) index.push_back(left ? count - i : m - 2 - i);
-        Tensor idx = empty({count}, TensorOptions().dtype(DType::Int64));
-        std::copy(index.begin(), index.end(), ops::dense_result<int64_t>(idx));
-        return index_select(r, d, idx.to(x.device()));
+        return index_select(r, d, tensor(index, TensorOptions().device(x.device())));
       }
     }
     return Tensor();

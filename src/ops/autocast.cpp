@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "locus/autograd.h"
+#include "src/ops/kernel_registry.h"
 
 namespace locus::ops {
 
@@ -124,5 +125,7 @@ AutocastExclusion::~AutocastExclusion() {
   --t_state.excluded;
   refresh_active();
 }
+
+bool has_product_kernel(DeviceType type, DType dtype) noexcept { return has_kernel(type, OpId::Matmul, dtype); }
 
 }  // namespace locus::ops

@@ -49,6 +49,9 @@ bool enter_autocast_region(bool cache_enabled) noexcept;
 /// Leaves a guard, restoring the cache setting enter_autocast_region returned; the weight cache
 /// is cleared when the outermost guard leaves.
 void leave_autocast_region(bool previous_cache_enabled) noexcept;
+/// Whether device type `type` has a product (matmul) kernel in `dtype`: autocast's
+/// lower-precision ops are products, so a guard for a type without one is refused.
+bool has_product_kernel(DeviceType type, DType dtype) noexcept;
 /// This thread's counts.
 AutocastCounts autocast_counts() noexcept;
 

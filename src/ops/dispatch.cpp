@@ -64,6 +64,7 @@ Device common_device(OpId op, const Operand* operands, int count) {
   const Operand* first = nullptr;
   for (int i = 0; i < count; ++i) {
     const Operand& o = operands[i];
+    if (!o.tensor.defined()) continue;  // an optional argument left out (a bias)
     const Device d = o.tensor.device();
     if (d.is_cpu() && o.tensor.dim() == 0) continue;  // a CPU scalar joins any device
     if (!first) first = &o;

@@ -20,7 +20,7 @@ struct Operand {
   const char* name;
 };
 
-/// The device all operands share. A 0-dim CPU tensor may join an op on another device (as a
+/// The device all defined operands share. A 0-dim CPU tensor may join an op on another device (as a
 /// scalar). Otherwise DeviceMismatchError naming both devices, the argument and `op`.
 Device common_device(OpId op, std::initializer_list<Operand> operands);
 Device common_device(OpId op, const Operand* operands, int count);

@@ -7,7 +7,9 @@
 #include "locus/dtype.h"
 #include "locus/scalar.h"
 #include "locus/shape.h"
+#include "src/ops/epilogue.h"
 #include "src/ops/op_id.h"
+#include "src/ops/optimizer_hyperparameters.h"
 #include "src/ops/reduce_functors.h"
 
 namespace locus::ops {
@@ -48,13 +50,6 @@ struct ReduceArgs {
   int64_t reduce_numel = 0; ///< elements folded into each output
 };
 
-/// What a product does to its result before storing it (KernelTable::linear).
-enum class Epilogue : uint8_t {
-  None,  ///< C = A @ B (+ bias)
-  Relu,  ///< C = max(A @ B (+ bias), 0)
-  Gelu,  ///< C = gelu(A @ B (+ bias)), the exact (erf) form
-};
-
 /// Batched matrix product C[b] = alpha * A[b] @ B[b] + beta * C[b] with element strides; C is
 /// contiguous. Only KernelTable::linear reads `bias` and `epilogue`; KernelTable::matmul ignores
 /// them. See Note [Product scaling] for alpha and beta.
@@ -91,19 +86,11 @@ struct LinearGradArgs {
   char* bias_grad = nullptr;
 };
 
-/// The optimizer an OptimizerStepArgs runs, in PyTorch's order of operations.
-enum class OptimizerKind : uint8_t {
-  Sgd,    ///< d = g + wd p; b = momentum ? (fresh ? d : m b + (1 - dampening) d) : d; p -= lr (nesterov ? d + m b : b)
-  Adam,   ///< g += wd p; m1 = b1 m1 + (1 - b1) g; m2 = b2 m2 + (1 - b2) g^2; p -= lr/c1 m1 / (sqrt(m2)/sqrt(c2) + eps)
-  AdamW,  ///< as Adam, with p *= 1 - lr wd first instead of adding wd p to g
-};
-
 /// One optimizer step over every parameter of one dtype on one device, each element read and
 /// written once (PyTorch's fused/foreach optimizers). All buffers are contiguous and of `dtype`.
-struct OptimizerStepArgs {
+struct OptimizerStepArgs : OptimizerHyperparameters {
   int device = 0;  ///< index of the device the tensors live on
   DType dtype = DType::Float32;
-  OptimizerKind kind = OptimizerKind::Sgd;
   int count = 0;                     ///< tensors
   char* const* params = nullptr;     ///< host arrays of `count` device buffers each
   const char* const* grads = nullptr;
@@ -111,11 +98,6 @@ struct OptimizerStepArgs {
   char* const* state2 = nullptr;     ///< exp_avg_sq (Adam, AdamW); else null
   const unsigned char* fresh = nullptr;  ///< SGD: 1 where the momentum buffer starts at this step
   const int64_t* numel = nullptr;
-  double lr = 0, weight_decay = 0;
-  double momentum = 0, dampening = 0;  ///< SGD
-  bool nesterov = false;               ///< SGD
-  double beta1 = 0, beta2 = 0, eps = 0;
-  double bias_correction1 = 1, bias_correction2 = 1;  ///< Adam: 1 - beta^step
 };
 
 /// cross_entropy with class-index targets over contiguous logits [m, c], in one pass per row:

@@ -3,8 +3,11 @@
 #include "src/ops/linear.h"
 
 #include "locus/autograd.h"
+#include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/public_op.h"
+#include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
 #include "src/ops/kernel_operand.h"
@@ -75,6 +78,16 @@ void record_linear(const Tensor& input, const Tensor& weight, const Tensor& bias
 }  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Epilogue epilogue) {
+  if (autocast_active())
+    return autocast(
+        OpId::Linear, [epilogue](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b, epilogue); },
+        input, weight, bias);
+  // After autocast, which gives mixed float32 and bfloat16 arguments one dtype.
+  if (input.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != input.dtype()))
+    throw DTypeError(detail::error_prefix("linear") + "expects input, weight and bias of one dtype, got " +
+                     std::string(dtype_name(input.dtype())) + ", " + std::string(dtype_name(weight.dtype())) +
+                     (bias.defined() ? " and " + std::string(dtype_name(bias.dtype())) : " (no bias)") +
+                     "; convert with .to(dtype)");
   const Device device = weight.device();
   const DType dtype = weight.dtype();
   const bool grad = autograd::needs_grad({&input, &weight, &bias});

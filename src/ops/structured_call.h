@@ -28,6 +28,7 @@
 #include "locus/autograd.h"
 #include "locus/tensor.h"
 #include "src/ops/dispatch.h"
+#include "src/ops/fused.h"
 
 namespace locus::ops {
 
@@ -39,6 +40,7 @@ class StructuredCall {
   /// `out` is the tensor of an out= form (undefined otherwise); its device is checked in output().
   /// Inline, as the other steps' common case: a reduction of one element costs ~2,500
   /// instructions, and the path's share of them is kept small (docs/performance.md).
+  /// Undefined inputs (a missing bias or weight) take no part.
   StructuredCall(OpId op, std::initializer_list<Operand> inputs, Tensor out = Tensor())
       : op_(op),
         device_(inputs.size() == 1 ? inputs.begin()->tensor.device()
@@ -57,6 +59,14 @@ class StructuredCall {
   /// Step 3: the kernels of the device for `dtype`, or null when the fallback must run the op
   /// (or NotImplementedError, as the fallback policy says).
   const KernelTable* kernels(DType dtype) const { return kernels_for(op_, device_, dtype); }
+
+  /// Step 3 for a fused op (Note [Fused kernels]): the device's kernel table when it has the
+  /// optional entry `entry` and supports this call's op in `dtype`; null when the front end
+  /// composes the op from general kernels instead (never the CPU fallback).
+  template <class Entry>
+  const KernelTable* fused(Entry KernelTable::*entry, DType dtype) const noexcept {
+    return fused_kernels(entry, device_, dtype, {op_});
+  }
 
   /// Step 3's other branch: `same_op` (the front end itself) on CPU copies of `operands`, the
   /// result brought back to the device, or copied into out= when there is one.

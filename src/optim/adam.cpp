@@ -1,5 +1,5 @@
 // Adam and AdamW: one fused kernel per group, step count, device and dtype where the device has
-// it (src/optim/fused_update.h), else composed ops; AMSGrad always composed.
+// it (src/ops/optimizer_step.h), else composed ops; AMSGrad always composed.
 
 #include "locus/optim/adam.h"
 
@@ -9,7 +9,7 @@
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/core/float_mode.h"
-#include "src/optim/fused_update.h"
+#include "src/ops/optimizer_step.h"
 #include "src/optim/py_repr.h"
 
 namespace locus::optim {
@@ -39,13 +39,13 @@ void Adam::adam_step(bool decoupled) {
   NoGradGuard no_grad;
   const locus::detail::FlushDenormalsGuard flush_denormals;  // Note [Denormals]
   for_each_group<AdamOptions>([&](const AdamOptions& o, size_t first, size_t last) {
-    ops::OptimizerStepArgs hyper;
+    ops::OptimizerHyperparameters hyper;
     hyper.kind = decoupled ? ops::OptimizerKind::AdamW : ops::OptimizerKind::Adam;
     hyper.lr = o.lr(), hyper.weight_decay = o.weight_decay();
     hyper.beta1 = o.beta1(), hyper.beta2 = o.beta2(), hyper.eps = o.eps();
     // The bias corrections depend on each parameter's own step count (a parameter that missed
     // a gradient, or joined later, is behind): one fused call per count, nearly always one.
-    std::map<int64_t, detail::FusedUpdate> fused;
+    std::map<int64_t, ops::FusedUpdate> fused;
     for (size_t i = first; i < last; ++i) {
       Tensor g = gradient(i);
       if (!g.defined()) continue;
@@ -56,7 +56,7 @@ void Adam::adam_step(bool decoupled) {
       Tensor m = state(i, "exp_avg");
       Tensor v = state(i, "exp_avg_sq");
       if (!o.amsgrad()) {
-        ops::OptimizerStepArgs h = hyper;
+        ops::OptimizerHyperparameters h = hyper;
         h.bias_correction1 = bias1, h.bias_correction2 = bias2;
         if (fused.try_emplace(step, h).first->second.add(i, p, g, m, v, false)) continue;
       }

@@ -1,5 +1,5 @@
 // SGD: one fused kernel per group, device and dtype where the device has it
-// (src/optim/fused_update.h), else composed ops.
+// (src/ops/optimizer_step.h), else composed ops.
 
 #include "locus/optim/sgd.h"
 
@@ -7,7 +7,7 @@
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/core/float_mode.h"
-#include "src/optim/fused_update.h"
+#include "src/ops/optimizer_step.h"
 #include "src/optim/py_repr.h"
 
 namespace locus::optim {
@@ -29,11 +29,11 @@ void SGD::step() {
   NoGradGuard no_grad;
   const locus::detail::FlushDenormalsGuard flush_denormals;  // Note [Denormals]
   for_each_group<SGDOptions>([&](const SGDOptions& o, size_t first, size_t last) {
-    ops::OptimizerStepArgs hyper;
+    ops::OptimizerHyperparameters hyper;
     hyper.kind = ops::OptimizerKind::Sgd;
     hyper.lr = o.lr(), hyper.weight_decay = o.weight_decay();
     hyper.momentum = o.momentum(), hyper.dampening = o.dampening(), hyper.nesterov = o.nesterov();
-    detail::FusedUpdate fused(hyper);
+    ops::FusedUpdate fused(hyper);
     for (size_t i = first; i < last; ++i) {
       Tensor g = gradient(i);
       if (!g.defined()) continue;

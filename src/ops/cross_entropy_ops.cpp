@@ -1,7 +1,7 @@
 // cross_entropy's fused form: the logits flattened to [M, C] once, one kernel for the per-row
 // losses (targets checked in the same pass), the reduction, and one kernel for the gradient.
 
-#include "src/nn/fused_cross_entropy.h"
+#include "src/ops/cross_entropy.h"
 
 #include <cmath>
 
@@ -9,89 +9,90 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
-#include "src/nn/class_layout.h"
+#include "src/ops/class_layout.h"
 #include "src/ops/deferred_check.h"
-#include "src/ops/dispatch.h"
-#include "src/ops/fused.h"
 #include "src/ops/kernel_operand.h"
+#include "src/ops/structured_call.h"
 #include "src/runtime/device_runtime.h"
 
-namespace locus::nn {
+namespace locus::ops {
 namespace {
 
-using ops::OpId;
+using nn::Reduction;
 
 DType lse_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }
 
 }  // namespace
 
-std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
-  const Device device = logits.device();
+std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
+                                          int64_t ignore_index) {
+  const StructuredCall call(OpId::CrossEntropy, {{logits, "input"}, {target, "target"}});
+  const Device device = call.device();
   const DType dtype = logits.dtype();
   if (!is_floating_point(dtype) || !runtime::runtime(device.type()).capabilities().host_addressable) return std::nullopt;
-  const ops::KernelTable* k =
-      ops::fused_kernels(&ops::KernelTable::cross_entropy, device, dtype, {OpId::CrossEntropy, OpId::LogSoftmax});
-  if (!k || !k->cross_entropy_grad) return std::nullopt;
+  // The kernel stands for log_softmax too: a device configured without it composes.
+  const KernelTable* k = call.fused(&KernelTable::cross_entropy, dtype);
+  if (!k || !k->cross_entropy_grad || !fused_kernels(&KernelTable::cross_entropy, device, dtype, {OpId::LogSoftmax}))
+    return std::nullopt;
   const Tensor x = class_rows(logits.detach()).contiguous();
   const Tensor t = target.reshape({-1}).contiguous();
   const int64_t m = x.size(0), c = x.size(1);
-  const Tensor losses = ops::empty_on(Shape{m}, dtype, device);
-  const Tensor lse = ops::empty_on(Shape{m}, lse_dtype(dtype), device);
+  const Tensor losses = empty_on(Shape{m}, dtype, device);
+  const Tensor lse = empty_on(Shape{m}, lse_dtype(dtype), device);
   int64_t bad_row = -1, counted = 0;
   if (m > 0) {
-    ops::CrossEntropyArgs a;
+    CrossEntropyArgs a;
     a.device = device.is_cpu() ? 0 : device.index();
     a.dtype = dtype;
     a.m = m, a.c = c;
-    ops::wait_for_host(x);
-    ops::wait_for_host(t);
-    a.logits = ops::dense_operand(x);
-    a.target = ops::dense_operand<int64_t>(t);
-    a.ignore = options.ignore_index();
-    a.losses = ops::dense_result(losses);
-    a.lse = ops::dense_result(lse);
+    wait_for_host(x);
+    wait_for_host(t);
+    a.logits = dense_operand(x);
+    a.target = dense_operand<int64_t>(t);
+    a.ignore = ignore_index;
+    a.losses = dense_result(losses);
+    a.lse = dense_result(lse);
     a.bad_target = &bad_row;
     a.counted = &counted;
     k->cross_entropy(a);
   }
   if (bad_row >= 0)
-    ops::raise_failed_check(OpId::CrossEntropy, ops::CheckKind::TargetOutOfBounds,
-                            ops::dense_operand<int64_t>(t)[bad_row], c, device, false);
+    raise_failed_check(OpId::CrossEntropy, CheckKind::TargetOutOfBounds,
+                            dense_operand<int64_t>(t)[bad_row], c, device, false);
   Tensor out;
   {
     NoGradGuard no_grad;
-    switch (options.reduction()) {
+    switch (reduction) {
       case Reduction::None: out = losses.reshape(class_target_shape(logits)); break;
       case Reduction::Sum: out = losses.sum(); break;
       default:  // the mean over the targets that count; NaN when none does (as PyTorch)
         out = counted > 0 ? div(losses.sum(), static_cast<double>(counted)) : full({}, NAN, TensorOptions().dtype(dtype).device(device));
     }
   }
-  if (!autograd::needs_grad({&logits})) return out;
+  if (!call.needs_grad()) return out;
   const Shape logits_shape = logits.shape();
-  const Reduction reduction = options.reduction();
-  const int64_t ignore = options.ignore_index();
-  autograd::record(out, "CrossEntropyLossBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  const int64_t ignore = ignore_index;
+  autograd::record(out, "CrossEntropyLossBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     // Each row's factor: the output gradient, over the count for a mean (0 when nothing counts:
     // every row is ignored then, and PyTorch's gradient is 0).
     Tensor scale;
     if (reduction == Reduction::None) scale = g.reshape({-1}).contiguous();
     else if (reduction == Reduction::Sum) scale = g.contiguous();
     else scale = counted > 0 ? div(g, static_cast<double>(counted)) : mul(g, 0.0);
-    const Tensor grad = ops::empty_on(Shape{m, c}, dtype, device);
+    const Tensor grad = empty_on(Shape{m, c}, dtype, device);
     if (m > 0 && c > 0) {
-      ops::CrossEntropyGradArgs a;
+      CrossEntropyGradArgs a;
       a.device = device.is_cpu() ? 0 : device.index();
       a.dtype = dtype;
       a.m = m, a.c = c;
-      ops::wait_for_host(scale);
-      a.logits = ops::dense_operand(x);
-      a.target = ops::dense_operand<int64_t>(t);
+      wait_for_host(scale);
+      a.logits = dense_operand(x);
+      a.target = dense_operand<int64_t>(t);
       a.ignore = ignore;
-      a.lse = ops::dense_operand(lse);
-      a.scale = ops::dense_operand(scale);
+      a.lse = dense_operand(lse);
+      a.scale = dense_operand(scale);
       a.scale_stride = reduction == Reduction::None ? 1 : 0;
-      a.grad_logits = ops::dense_result(grad);
+      a.grad_logits = dense_result(grad);
       k->cross_entropy_grad(a);
     }
     return {from_class_rows(grad, logits_shape)};
@@ -99,4 +100,4 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   return out;
 }
 
-}  // namespace locus::nn
+}  // namespace locus::ops

@@ -1,19 +1,20 @@
 // Gathering an optimizer step's parameters for the fused kernel of their device.
 
-#include "src/optim/fused_update.h"
+#include "src/ops/optimizer_step.h"
 
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
 #include "src/ops/kernel_operand.h"
+#include "src/ops/kernel_table.h"
 
-namespace locus::optim::detail {
+namespace locus::ops {
 namespace {
 
 bool usable(const Tensor& t, Device device, DType dtype) {
   return !t.defined() || (t.device() == device && t.dtype() == dtype && t.is_contiguous());
 }
 
-char* buffer(const Tensor& t) { return ops::dense_result(t); }
+char* buffer(const Tensor& t) { return dense_result(t); }
 
 }  // namespace
 
@@ -21,15 +22,15 @@ bool FusedUpdate::add(size_t index, const Tensor& param, const Tensor& grad, con
                       bool fresh) {
   const Device device = param.device();
   const DType dtype = param.dtype();
-  const ops::KernelTable* kernels =
-      ops::fused_kernels(&ops::KernelTable::optimizer_step, device, dtype, {ops::OpId::OptimizerStep});
+  const KernelTable* kernels =
+      fused_kernels(&KernelTable::optimizer_step, device, dtype, {OpId::OptimizerStep});
   if (!kernels) return false;
   for (const Tensor* t : {&param, &grad, &state1, &state2})
     if (!usable(*t, device, dtype)) return false;
   if (!(grad.shape() == param.shape())) return false;  // the composed ops raise the error
   // A parameter listed twice (PyTorch warns) must be updated twice, one after the other, not by
   // two threads of one pass: the second listing goes the composed way.
-  if (!seen_.insert(ops::operand_address(param)).second) return false;
+  if (!seen_.insert(operand_address(param)).second) return false;
   Group& g = groups_[{static_cast<int>(device.type()) * 65536 + device.index(), dtype}];
   g.kernels = kernels;
   g.indices.push_back(index);
@@ -48,8 +49,9 @@ std::vector<size_t> FusedUpdate::run() {
   std::vector<size_t> done;
   for (auto& [key, g] : groups_) {
     const Tensor& first = g.keep.front();
-    for (const Tensor& t : g.keep) ops::wait_for_host(t);
-    ops::OptimizerStepArgs a = hyper_;
+    for (const Tensor& t : g.keep) wait_for_host(t);
+    OptimizerStepArgs a;
+    static_cast<OptimizerHyperparameters&>(a) = hyper_;
     a.device = first.device().is_cpu() ? 0 : first.device().index();
     a.dtype = key.second;
     a.count = static_cast<int>(g.indices.size());
@@ -65,4 +67,4 @@ std::vector<size_t> FusedUpdate::run() {
   return done;
 }
 
-}  // namespace locus::optim::detail
+}  // namespace locus::ops

@@ -5,7 +5,7 @@
 #include "locus/shape.h"
 #include "locus/tensor.h"
 
-namespace locus::nn {
+namespace locus::ops {
 
 /// The shape class indices have for an input [C] (0-dim) or [N, C, d1, ...] ([N, d1, ...]).
 Shape class_target_shape(const Tensor& input);
@@ -16,4 +16,4 @@ Tensor class_rows(const Tensor& input);
 /// A [M, C] gradient of class_rows(x) back in the shape `input_shape` of x, contiguous.
 Tensor from_class_rows(const Tensor& rows, const Shape& input_shape);
 
-}  // namespace locus::nn
+}  // namespace locus::ops

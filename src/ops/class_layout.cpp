@@ -1,8 +1,8 @@
 // The class losses' layout: rows of classes, and back.
 
-#include "src/nn/class_layout.h"
+#include "src/ops/class_layout.h"
 
-namespace locus::nn {
+namespace locus::ops {
 
 Shape class_target_shape(const Tensor& input) {
   Shape want;
@@ -30,4 +30,4 @@ Tensor from_class_rows(const Tensor& rows, const Shape& input_shape) {
   return rows.reshape(channels_last).permute(order).contiguous();
 }
 
-}  // namespace locus::nn
+}  // namespace locus::ops

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,6 @@
 #include "locus/ops.h"
 #include "src/autograd/node.h"
 #include "src/core/public_op.h"
-#include "src/nn/python_repr.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
@@ -68,7 +68,13 @@ std::array<std::atomic<int64_t>, kBackends> g_calls{};
 
 uint8_t bit(SDPBackend b) { return static_cast<uint8_t>(1u << static_cast<int>(b)); }
 
-std::string dims_text(const Tensor& t) { return nn::detail::shape_text(t.shape()); }
+std::string shape_text(const Shape& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+std::string dims_text(const Tensor& t) { return shape_text(t.shape()); }
 
 void check_operands(const Tensor& q, const Tensor& k, const Tensor& v) {
   const std::string prefix = error_prefix("scaled_dot_product_attention");
@@ -172,7 +178,7 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
       const Shape full = with_tail(batch, length, keys);
       if (ops::broadcast_shapes(additive.shape(), full, op) != full)
         throw ShapeError(error_prefix("scaled_dot_product_attention") + "attn_mask of shape " + dims_text(attn_mask) +
-                         " does not broadcast to the scores' shape " + nn::detail::shape_text(full));
+                         " does not broadcast to the scores' shape " + shape_text(full));
       if (backend == SDPBackend::CUDNN_ATTENTION) {
         // cuDNN's bias has contiguous rows: one [L, S] matrix where the mask is the same for the
         // whole batch, else [B, L, S].
