@@ -23,7 +23,7 @@ Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(d
 void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
   const Tensor O = out.detach();
   const DType dx = x.dtype();
-  record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = log ? sub(g, mul(exp(O), sum(g, Shape{dim}, true))) : mul(O, sub(g, sum(mul(g, O), Shape{dim}, true)));
     return {as(gx, dx)};
   }, {&x});
@@ -55,7 +55,9 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   // Only the products someone needs: the input batch of a first layer needs no gradient, and
   // its product would cost as much as the forward pass.
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
-  record(out, "MatmulBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  // PyTorch's names: mm and a matmul of two matrices record MmBackward0, bmm BmmBackward0.
+  const char* name = a.dim() == 2 && b.dim() == 2 ? "MmBackward0" : a.dim() == 3 && b.dim() == 3 ? "BmmBackward0" : "MatmulBackward0";
+  record(out, name, [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga, gb;
     if (need_a) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, A.dtype());
     if (need_b) {
@@ -72,14 +74,14 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
 void record_to(const Tensor& x, const Tensor& out) {
   const Device dev = x.device();
   const DType dx = x.dtype();
-  record(out, "ToBackward", [=](const Tensor& g) -> std::vector<Tensor> { return {g.to(dev, dx)}; }, {&x});
+  record(out, "ToCopyBackward0", [=](const Tensor& g) -> std::vector<Tensor> { return {g.to(dev, dx)}; }, {&x});
 }
 
 void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& out) {
   std::vector<int64_t> sizes;
   std::vector<DType> dtypes;
   for (const Tensor& t : inputs) sizes.push_back(t.size(dim)), dtypes.push_back(t.dtype());
-  record(out, "CatBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "CatBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     std::vector<Tensor> grads;
     int64_t offset = 0;
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -98,7 +100,7 @@ void record_index_select(const Tensor& x, int64_t dim, const Tensor& index, cons
   const Shape sx = x.shape();
   const DType dx = x.dtype();
   const Tensor idx = index.detach();
-  record(out, "IndexSelectBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "IndexSelectBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     return {as(index_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
   }, {&x});
 }
@@ -107,7 +109,7 @@ void record_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   const Shape sx = x.shape();
   const DType dx = x.dtype();
   const Tensor idx = index.detach();
-  record(out, "GatherBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "GatherBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     return {as(scatter_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
   }, {&x});
 }
@@ -116,11 +118,11 @@ void record_scatter(const Tensor& self, int64_t dim, const Tensor& index, const 
   const Tensor idx = index.detach();
   const DType ds = self.dtype();
   if (!src.defined()) {
-    record(out, "ScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> { return {as(scatter(g, dim, idx, 0), ds)}; }, {&self});
+    record(out, "ScatterBackward1", [=](const Tensor& g) -> std::vector<Tensor> { return {as(scatter(g, dim, idx, 0), ds)}; }, {&self});
     return;
   }
   const DType dsrc = src.dtype();
-  record(out, "ScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "ScatterBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     return {as(scatter(g, dim, idx, 0), ds), as(gather(g, dim, idx), dsrc)};
   }, {&self, &src});
 }
@@ -130,7 +132,7 @@ void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, co
   const Tensor idx = index.detach();
   const DType ds = self.dtype(), dsrc = src.dtype();
   const Shape src_shape = src.shape();
-  record(out, index_add ? "IndexAddBackward" : "ScatterAddBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, index_add ? "IndexAddBackward0" : "ScatterAddBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor gs = index_add ? index_select(g, dim, idx) : gather(g, dim, idx);
     if (index_add && alpha != 1) gs = mul(gs, alpha);
     if (!(gs.shape() == src_shape)) gs = gs.reshape(src_shape);  // a 0-dim source of a 0-dim self
@@ -143,7 +145,7 @@ void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor&
   const DType ds = self.dtype(), dsrc = source.dtype();
   const Shape src_shape = source.shape();
   const int64_t src_numel = source.numel();
-  record(out, "MaskedScatterBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "MaskedScatterBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     const Tensor picked = masked_select(g, m);
     Tensor gsrc = zeros({src_numel}, TensorOptions().dtype(g.dtype()).device(g.device()));
     gsrc.narrow(0, 0, picked.numel()).copy_(picked);
@@ -156,7 +158,7 @@ void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, co
   for (const Tensor& t : indices) idx.push_back(t.defined() ? t.detach() : t);
   const DType ds = self.dtype(), dv = values.dtype();
   const Shape sv = values.shape();
-  record(out, "IndexPutBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, "IndexPutBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor gs = g;
     if (!accumulate) gs = g.index_put(idx, zeros({}, TensorOptions().dtype(g.dtype()).device(g.device())), false);
     std::vector<indexing::TensorIndex> entries;

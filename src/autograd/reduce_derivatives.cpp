@@ -70,7 +70,7 @@ using ReduceBackward = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor
 constexpr ReduceBackward kReduceBackward[] = {LOCUS_REDUCE_OPS(LOCUS_REDUCE_BACKWARD)};
 #undef LOCUS_REDUCE_BACKWARD
 
-#define LOCUS_REDUCE_NAME(id, name, ...) #id "Backward",
+#define LOCUS_REDUCE_NAME(id, name, ...) #id "Backward0",
 constexpr const char* kNames[] = {LOCUS_REDUCE_OPS(LOCUS_REDUCE_NAME)};
 #undef LOCUS_REDUCE_NAME
 

@@ -20,7 +20,7 @@ void record_selection(const Tensor& x, int64_t dim, bool whole, const Tensor& va
   const Shape sx = x.shape();
   const DType dx = x.dtype();
   const int64_t n = x.dim() ? x.size(dim) : 1;
-  record(values, whole ? "SortBackward" : "TopkBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(values, whole ? "SortBackward0" : "TopkBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     if (sx.empty()) return {as(g, dx)};
     if (whole) return {as(gather(g, dim, argsort(I, dim)), dx)};  // the inverse permutation
     // k < n positions: each element of x collects the gradients of the outputs that took it.
@@ -36,7 +36,7 @@ void record_selection(const Tensor& x, int64_t dim, bool whole, const Tensor& va
 void record_scan(bool prod, const Tensor& x, int64_t dim, const Tensor& out) {
   const Tensor X = prod ? as(x.detach(), out.dtype()) : Tensor(), Y = prod ? out.detach() : Tensor();
   const DType dx = x.dtype();
-  record(out, prod ? "CumprodBackward" : "CumsumBackward", [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, prod ? "CumprodBackward0" : "CumsumBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     if (!prod) return {as(reverse_cumsum(g, dim), dx)};
     // dy_i/dx_k = prod_{j <= i, j != k} x_j. Before a row's first zero z that is y_i / x_k; at z
     // it is L_z * prod_{z < j <= i} x_j (L_z the product before z); after z it is 0.

@@ -9,7 +9,6 @@
 #include "locus/ops.h"
 #include "locus/products.h"
 #include "src/autograd/node.h"
-#include "src/ops/fused.h"
 #include "src/ops/kernel_operand.h"
 #include "src/ops/structured_call.h"
 
@@ -106,10 +105,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const WindowGeome
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
-  const StructuredCall call = bias.defined()
-                                  ? StructuredCall(OpId::Convolution, {{input, "input"}, {weight, "weight"}, {bias, "bias"}})
-                                  : StructuredCall(OpId::Convolution, {{input, "input"}, {weight, "weight"}});
-  const KernelTable* k = fused_kernels(&KernelTable::convolution, call.device(), input.dtype(), {OpId::Convolution});
+  const StructuredCall call(OpId::Convolution, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
+  const KernelTable* k = call.fused(&KernelTable::convolution, input.dtype());
   if (k && input.numel() > 0) {
     const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
     Tensor out = empty_on({x.size(0), w.size(0), g.out_h, g.out_w}, x.dtype(), call.device());

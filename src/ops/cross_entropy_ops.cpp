@@ -31,9 +31,8 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   const DType dtype = logits.dtype();
   if (!is_floating_point(dtype) || !runtime::runtime(device.type()).capabilities().host_addressable) return std::nullopt;
   // The kernel stands for log_softmax too: a device configured without it composes.
-  const KernelTable* k = call.fused(&KernelTable::cross_entropy, dtype);
-  if (!k || !k->cross_entropy_grad || !fused_kernels(&KernelTable::cross_entropy, device, dtype, {OpId::LogSoftmax}))
-    return std::nullopt;
+  const KernelTable* k = call.fused(&KernelTable::cross_entropy, dtype, {OpId::LogSoftmax});
+  if (!k || !k->cross_entropy_grad) return std::nullopt;
   const Tensor x = class_rows(logits.detach()).contiguous();
   const Tensor t = target.reshape({-1}).contiguous();
   const int64_t m = x.size(0), c = x.size(1);
@@ -72,7 +71,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   if (!call.needs_grad()) return out;
   const Shape logits_shape = logits.shape();
   const int64_t ignore = ignore_index;
-  autograd::record(out, "CrossEntropyLossBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
+  autograd::record(out, "NllLossBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     // Each row's factor: the output gradient, over the count for a mean (0 when nothing counts:
     // every row is ignored then, and PyTorch's gradient is 0).
     Tensor scale;

@@ -160,7 +160,7 @@ Tensor take_diagonals(const Tensor& t, std::vector<int>& labels, size_t operand)
   if (autograd::needs_grad({&t})) {
     // The gradient lands on the same diagonal of a zero tensor shaped like the operand.
     const Shape shape = t.shape();
-    autograd::record_view("EinsumDiagonalBackward", t, view, [shape, dim_label, operand](const Tensor& g) {
+    autograd::record_view("DiagonalBackward0", t, view, [shape, dim_label, operand](const Tensor& g) {
       Tensor z = zeros(shape, TensorOptions().dtype(g.dtype()).device(g.device()));
       diagonal_view(z, dim_label, operand).copy_(g);
       return z;

@@ -11,6 +11,7 @@
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
 #include "src/ops/kernel_operand.h"
+#include "src/ops/structured_call.h"
 
 namespace locus::ops {
 namespace {
@@ -63,7 +64,7 @@ void record_linear(const Tensor& input, const Tensor& weight, const Tensor& bias
   const Shape input_shape = input.shape();
   const bool need_x = input.requires_grad(), need_w = weight.requires_grad(),
              need_b = bias.defined() && bias.requires_grad();
-  autograd::record(out, "AddmmBackward", [=](const Tensor& grad) -> std::vector<Tensor> {
+  autograd::record(out, "AddmmBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     const Tensor g = grad.reshape({X.size(0), W.size(0)}).contiguous();
     const Tensor y = Y.defined() ? Y.reshape({X.size(0), W.size(0)}) : Tensor();
     const auto [pre, bias_grad] = pre_activation_grad(g, y, need_b);
@@ -88,12 +89,12 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Epi
                      std::string(dtype_name(input.dtype())) + ", " + std::string(dtype_name(weight.dtype())) +
                      (bias.defined() ? " and " + std::string(dtype_name(bias.dtype())) : " (no bias)") +
                      "; convert with .to(dtype)");
-  const Device device = weight.device();
+  const StructuredCall call(OpId::Linear, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
+  const Device device = call.device();
   const DType dtype = weight.dtype();
-  const bool grad = autograd::needs_grad({&input, &weight, &bias});
+  const bool grad = call.needs_grad();
   // Integer and bool products keep the composed path (and its errors).
-  const KernelTable* k =
-      is_floating_point(dtype) ? fused_kernels(&KernelTable::linear, device, dtype, {OpId::Matmul, OpId::Linear}) : nullptr;
+  const KernelTable* k = is_floating_point(dtype) ? call.fused(&KernelTable::linear, dtype, {OpId::Matmul}) : nullptr;
   if (!k) return composed(input, weight, bias, epilogue);
   // GELU's backward needs its input: with autograd recording, the kernel stops at the bias.
   if (grad && epilogue == Epilogue::Gelu) return gelu(linear(input, weight, bias, Epilogue::None));

@@ -229,7 +229,7 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   Tensor view(detail::make_intrusive<detail::TensorImpl>(x.impl()->storage(), x.dtype(), sizes, strides, start));
   if (autograd::needs_grad({&x})) {
     const Shape shape = x.shape();
-    autograd::record_view("DiagonalBackward", x, view, [=](const Tensor& g) {
+    autograd::record_view("DiagonalBackward0", x, view, [=](const Tensor& g) {
       Tensor z = zeros(shape, TensorOptions().dtype(g.dtype()).device(g.device()));
       diagonal(z, offset, d1, d2).copy_(g);
       return z;
@@ -248,7 +248,7 @@ Tensor diag(const Tensor& x, int64_t k) {
     diagonal(out, k, 0, 1).copy_(x);
   }
   if (autograd::needs_grad({&x}))
-    autograd::record_view("DiagEmbedBackward", x, out, [k](const Tensor& g) { return diagonal(g, k, 0, 1).clone(); });
+    autograd::record_view("DiagEmbedBackward0", x, out, [k](const Tensor& g) { return diagonal(g, k, 0, 1).clone(); });
   return out;
 }
 

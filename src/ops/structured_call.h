@@ -61,11 +61,13 @@ class StructuredCall {
   const KernelTable* kernels(DType dtype) const { return kernels_for(op_, device_, dtype); }
 
   /// Step 3 for a fused op (Note [Fused kernels]): the device's kernel table when it has the
-  /// optional entry `entry` and supports this call's op in `dtype`; null when the front end
-  /// composes the op from general kernels instead (never the CPU fallback).
+  /// optional entry `entry` and supports this call's op, and each op in `also` that the kernel
+  /// stands for too, in `dtype`; null when the front end composes the op from general kernels
+  /// instead (never the CPU fallback).
   template <class Entry>
-  const KernelTable* fused(Entry KernelTable::*entry, DType dtype) const noexcept {
-    return fused_kernels(entry, device_, dtype, {op_});
+  const KernelTable* fused(Entry KernelTable::*entry, DType dtype, std::initializer_list<OpId> also = {}) const noexcept {
+    const KernelTable* k = fused_kernels(entry, device_, dtype, {op_});
+    return k && (also.size() == 0 || fused_kernels(entry, device_, dtype, also)) ? k : nullptr;
   }
 
   /// Step 3's other branch: `same_op` (the front end itself) on CPU copies of `operands`, the

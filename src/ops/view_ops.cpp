@@ -134,13 +134,13 @@ Tensor Tensor::view(const Shape& shape) const {
        << strides() << " (at least one dimension spans two contiguous subspaces); use .reshape(...) instead";
     throw ShapeError(os.str());
   }
-  return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ViewBackward", reshape_back(*this));
+  return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ViewBackward0", reshape_back(*this));
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   const Shape target = infer_shape(shape, numel(), itemsize(), "reshape");
   if (auto st = view_strides(this->shape(), strides(), target))
-    return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ReshapeBackward", reshape_back(*this));
+    return recorded(*this, make_view(*this, target, std::move(*st), storage_offset()), "ViewBackward0", reshape_back(*this));
   return clone().view(target);
 }
 
@@ -161,7 +161,7 @@ Tensor Tensor::permute(const Shape& dims) const {
   }
   Shape inverse(dims.size(), 0);
   for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(wrap(dims[i], dim(), "permute"))] = static_cast<int64_t>(i);
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "PermuteBackward",
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "PermuteBackward0",
                   [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 
@@ -171,7 +171,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   Shape sizes = shape(), st = strides();
   std::swap(sizes[a], sizes[b]);
   std::swap(st[a], st[b]);
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "TransposeBackward",
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "TransposeBackward0",
                   [a, b](const Tensor& g) { return g.transpose(static_cast<int64_t>(a), static_cast<int64_t>(b)); });
 }
 
@@ -184,17 +184,17 @@ Tensor Tensor::squeeze() const {
   Shape sizes, st;
   for (int64_t d = 0; d < dim(); ++d)
     if (shape()[d] != 1) sizes.push_back(shape()[d]), st.push_back(strides()[d]);
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward", reshape_back(*this));
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward0", reshape_back(*this));
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
   if (dim() == 0) return *this;
   const auto w = static_cast<size_t>(wrap(d, dim(), "squeeze"));
-  if (shape()[w] != 1) return recorded(*this, make_view(*this, shape(), strides(), storage_offset()), "SqueezeBackward", reshape_back(*this));
+  if (shape()[w] != 1) return recorded(*this, make_view(*this, shape(), strides(), storage_offset()), "SqueezeBackward1", reshape_back(*this));
   Shape sizes = shape(), st = strides();
   sizes.erase(w);
   st.erase(w);
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward", reshape_back(*this));
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "SqueezeBackward1", reshape_back(*this));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -203,7 +203,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   const int64_t stride = w < sizes.size() ? sizes[w] * st[w] : 1;
   sizes.insert(w, 1);
   st.insert(w, stride);
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "UnsqueezeBackward", reshape_back(*this));
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "UnsqueezeBackward0", reshape_back(*this));
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -228,7 +228,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                      ") exceeds dimension size (" + std::to_string(n) + ")");
   Shape sizes = shape();
   sizes[w] = length;
-  return recorded(*this, make_view(*this, sizes, strides(), storage_offset() + start * strides()[w]), "NarrowBackward",
+  return recorded(*this, make_view(*this, sizes, strides(), storage_offset() + start * strides()[w]), "SliceBackward0",
                   scatter_back(*this, [d, start, length](const Tensor& z) { return z.narrow(d, start, length); }));
 }
 
@@ -244,7 +244,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   const int64_t offset = storage_offset() + index * st[w];
   sizes.erase(w);
   st.erase(w);
-  return recorded(*this, make_view(*this, sizes, st, offset), "SelectBackward",
+  return recorded(*this, make_view(*this, sizes, st, offset), "SelectBackward0",
                   scatter_back(*this, [d, index](const Tensor& z) { return z.select(d, index); }));
 }
 
@@ -288,7 +288,7 @@ Tensor Tensor::expand(const Shape& target) const {
   detail::checked_numel(sizes, itemsize(), "expand");
   const Shape base_shape = shape();
   const DType base_dtype = dtype();
-  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "ExpandBackward",
+  return recorded(*this, make_view(*this, sizes, st, storage_offset()), "ExpandBackward0",
                   [base_shape, base_dtype](const Tensor& g) { return autograd::sum_to(g, base_shape, base_dtype); });
 }
 
@@ -303,7 +303,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   sizes[w] = e == b ? 0 : (e - b - 1) / step + 1;  // no e - b + step - 1: a huge step would wrap
   const int64_t offset = storage_offset() + b * st[w];
   if (sizes[w] > 1) st[w] *= step;  // step < n here, so the product stays within the storage's reach
-  return recorded(*this, make_view(*this, sizes, st, offset), "SliceBackward",
+  return recorded(*this, make_view(*this, sizes, st, offset), "SliceBackward0",
                   scatter_back(*this, [d, b, e, step](const Tensor& z) { return z.slice(d, b, e, step); }));
 }
 
@@ -315,7 +315,7 @@ Tensor Tensor::clone() const {
     NoGradGuard no_grad;  // the copy itself is not the recorded op; clone is
     out.copy_(*this);
   }
-  return recorded(*this, out, "CloneBackward", [](const Tensor& g) { return g; });
+  return recorded(*this, out, "CloneBackward0", [](const Tensor& g) { return g; });
 }
 
 Tensor Tensor::detach() const {
