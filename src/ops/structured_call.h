@@ -22,6 +22,18 @@
 // Two ops keep their own path, on purpose: copy_ (the fallback's way back is itself a copy,
 // src/ops/copy_ops.cpp) and the GradScaler's unscale (one launch over a list of tensors that
 // may live on several devices, src/ops/unscale_ops.cpp).
+//
+// Note [One recipe]
+// The fused ops (convolution, linear with its epilogue, batch norm in training, layer and RMS
+// norm, attention, cross_entropy, the optimizers' update) walk the same StructuredCall: step 3
+// is fused(&KernelTable::entry, dtype, also), which finds the device's optional one-pass kernel
+// or says to compose the op from general ops (Note [Fused kernels]), and step 6 records one
+// node that binds its kernel's operands from the tensors it saved (Note [Kernel operands]).
+// Their front ends live here, in src/ops/<op>_ops.cpp, declared in src/ops/<op>.h; nn/, optim/
+// and amp/ check their arguments with PyTorch's messages and call those front ends, and
+// cmake/CheckLayers.cmake fails an include of the path's internals above ops (the kernel table
+// and registry, fused.h, kernel_operand.h, this file, elementwise_call.h, strided_iter.h,
+// dispatch.h). docs/design.md walks one op of each kind down the path.
 
 #include <initializer_list>
 
