@@ -44,6 +44,7 @@
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/core/public_op.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
@@ -203,7 +204,7 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
       ops::wait_for_host(mask);
     }
   }
-  args.device = device.is_cpu() ? 0 : device.index();
+  args.device = detail::ordinal(device);
   args.dtype = compute;
   args.batch = b_count, args.length = length, args.keys = keys, args.features = e, args.value_features = ev;
   args.scale = scale, args.causal = is_causal, args.dropout_p = dropout_p;

@@ -6,6 +6,7 @@
 #include "locus/autograd.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/ops/kernel_operand.h"
 #include "src/ops/normalization.h"
 #include "src/ops/structured_call.h"
@@ -49,7 +50,7 @@ struct FusedPass {
   FusedPass(BatchNormArgs::Pass pass, const Tensor& x) {
     const Device device = x.device();
     args.pass = pass;
-    args.device = device.is_cpu() ? 0 : device.index();
+    args.device = detail::ordinal(device);
     args.dtype = x.dtype();
     args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
     args.x = dense_operand(x);

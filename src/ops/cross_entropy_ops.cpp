@@ -9,6 +9,7 @@
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/ops/class_layout.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/kernel_operand.h"
@@ -41,7 +42,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   int64_t bad_row = -1, counted = 0;
   if (m > 0) {
     CrossEntropyArgs a;
-    a.device = device.is_cpu() ? 0 : device.index();
+    a.device = detail::ordinal(device);
     a.dtype = dtype;
     a.m = m, a.c = c;
     wait_for_host(x);
@@ -81,7 +82,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
     const Tensor grad = empty_on(Shape{m, c}, dtype, device);
     if (m > 0 && c > 0) {
       CrossEntropyGradArgs a;
-      a.device = device.is_cpu() ? 0 : device.index();
+      a.device = detail::ordinal(device);
       a.dtype = dtype;
       a.m = m, a.c = c;
       wait_for_host(scale);

@@ -9,6 +9,7 @@
 #include "locus/autograd.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/ops/autocast.h"
 #include "src/ops/kernel_operand.h"
 #include "src/ops/normalization.h"
@@ -69,7 +70,7 @@ Tensor fused_norm_call(const KernelTable* table, const Tensor& input, const Tens
   const Tensor y = empty_on(x.shape(), compute, device);
   const Tensor mean = empty_on(Shape{rows}, compute, device), rstd = empty_on(Shape{rows}, compute, device);
   LayerNormArgs sizes;  // no operands: each pass binds its own (Note [Kernel operands])
-  sizes.device = device.is_cpu() ? 0 : device.index();
+  sizes.device = detail::ordinal(device);
   sizes.dtype = compute, sizes.rms = rms, sizes.rows = rows, sizes.cols = cols, sizes.eps = eps;
   LayerNormArgs args = with_operands(sizes, x, w, b, mean, rstd);
   args.y = dense_result(y);

@@ -6,6 +6,7 @@
 #include "locus/errors.h"
 #include "locus/ops.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/core/public_op.h"
 #include "src/ops/autocast.h"
 #include "src/ops/dispatch.h"
@@ -42,7 +43,7 @@ std::pair<Tensor, Tensor> pre_activation_grad(const Tensor& g, const Tensor& rel
     const Tensor bias_grad = need_bias ? empty_on(Shape{n}, g.dtype(), device) : Tensor();
     if (relu_output.defined() || need_bias) {
       LinearGradArgs a;
-      a.device = device.is_cpu() ? 0 : device.index();
+      a.device = detail::ordinal(device);
       a.dtype = g.dtype();
       a.m = m, a.n = n;
       wait_for_host(g);
@@ -109,7 +110,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Epi
   if (out.numel() > 0) {
     const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
     MatmulArgs a;
-    a.device = device.is_cpu() ? 0 : device.index();
+    a.device = detail::ordinal(device);
     a.dtype = dtype;
     a.m = m, a.n = n, a.k = kdim;
     a.a = ops::strided_operand(x2), a.a_row = x2.stride(0), a.a_col = x2.stride(1);

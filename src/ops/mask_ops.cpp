@@ -9,6 +9,7 @@
 #include "locus/ops.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/core/device_ordinal.h"
 #include "src/core/public_op.h"
 #include "src/ops/deferred_check.h"
 #include "src/ops/dispatch.h"
@@ -57,7 +58,7 @@ Tensor run_scatter(OpId op, const Tensor& self, int64_t dim, const Tensor& index
   Tensor work = region.is_contiguous() ? region : region.contiguous();
   ops::IndexArgs a;
   a.op = op;
-  a.device = device.is_cpu() ? 0 : device.index();
+  a.device = detail::ordinal(device);
   a.dtype = s.dtype();
   a.dim = d;
   a.outer = 1, a.inner = 1;

@@ -1,5 +1,6 @@
 // Gathering an optimizer step's parameters for the fused kernel of their device.
 
+#include "src/core/device_ordinal.h"
 #include "src/ops/optimizer_step.h"
 
 #include "src/ops/dispatch.h"
@@ -52,7 +53,7 @@ std::vector<size_t> FusedUpdate::run() {
     for (const Tensor& t : g.keep) wait_for_host(t);
     OptimizerStepArgs a;
     static_cast<OptimizerHyperparameters&>(a) = hyper_;
-    a.device = first.device().is_cpu() ? 0 : first.device().index();
+    a.device = detail::ordinal(first.device());
     a.dtype = key.second;
     a.count = static_cast<int>(g.indices.size());
     a.params = g.params.data();

@@ -1,3 +1,4 @@
+#include "src/core/device_ordinal.h"
 #include "src/ops/strided_iter.h"
 
 #include <sstream>
@@ -39,7 +40,7 @@ StridedIter make_iter(const Tensor& out, std::initializer_list<const Tensor*> in
   if (nd > 64) throw ShapeError("tensors with more than 64 dimensions are not supported");
   it.noperands = 1 + static_cast<int>(inputs.size());
   it.numel = out.numel();
-  it.device = out.device().is_cpu() ? 0 : out.device().index();
+  it.device = detail::ordinal(out.device());
   const Tensor* ops[StridedIter::kMaxOperands] = {&out};
   int k = 1;
   for (const Tensor* t : inputs) ops[k++] = t;

@@ -39,6 +39,7 @@
 
 #include "locus/autograd.h"
 #include "locus/tensor.h"
+#include "src/core/device_ordinal.h"
 #include "src/ops/dispatch.h"
 #include "src/ops/fused.h"
 
@@ -65,7 +66,7 @@ class StructuredCall {
   OpId op() const noexcept { return op_; }
   Device device() const noexcept { return device_; }
   /// The argument struct's device index (0 for cpu).
-  int device_index() const noexcept { return device_.is_cpu() ? 0 : device_.index(); }
+  int device_index() const noexcept { return detail::ordinal(device_); }
   bool has_out() const noexcept { return out_.defined(); }
 
   /// Step 3: the kernels of the device for `dtype`, or null when the fallback must run the op

@@ -1,5 +1,6 @@
 // GradScaler's unscale: gradients grouped by dtype, each group one call of the device's kernel.
 
+#include "src/core/device_ordinal.h"
 #include "src/ops/unscale.h"
 
 #include <map>
@@ -55,7 +56,7 @@ void unscale_grads_(const std::vector<Tensor>& grads, double inv_scale, const Te
     }
     wait_for_host(found_inf);
     UnscaleArgs a;
-    a.device = device.is_cpu() ? 0 : device.index();
+    a.device = detail::ordinal(device);
     a.dtype = dtype;
     a.count = static_cast<int>(data.size());
     a.data = data.data();

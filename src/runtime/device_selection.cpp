@@ -6,6 +6,7 @@
 #include "locus/accelerator.h"
 #include "locus/device_guard.h"
 #include "locus/errors.h"
+#include "src/core/device_ordinal.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -33,7 +34,7 @@ bool is_available(DeviceType type) noexcept {
 
 DeviceProperties get_device_properties(Device device) {
   const Device d = runtime::resolve_device(device);
-  return runtime::runtime(d.type()).properties(d.is_cpu() ? 0 : d.index());
+  return runtime::runtime(d.type()).properties(detail::ordinal(d));
 }
 
 void synchronize(Device device) {

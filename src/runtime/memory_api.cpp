@@ -7,6 +7,7 @@
 #include "locus/cuda.h"
 #include "locus/errors.h"
 #include "locus/memory.h"
+#include "src/core/device_ordinal.h"
 #include "src/runtime/device_runtime.h"
 
 namespace locus {
@@ -51,7 +52,7 @@ MemoryStats memory_stats(Device device) {
 
 std::pair<uint64_t, uint64_t> mem_get_info(Device device) {
   const Device d = runtime::resolve_device(device);
-  return runtime::runtime(d.type()).mem_get_info(d.is_cpu() ? 0 : d.index());
+  return runtime::runtime(d.type()).mem_get_info(detail::ordinal(d));
 }
 
 std::string memory_summary(Device device) {

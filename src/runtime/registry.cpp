@@ -4,6 +4,7 @@
 #include <string>
 
 #include "locus/errors.h"
+#include "src/core/device_ordinal.h"
 #include "src/runtime/caching_allocator.h"
 #include "src/runtime/device_runtime.h"
 #include "src/runtime/host_memory.h"
@@ -81,7 +82,7 @@ Device resolve_device(Device device) {
 
 Allocator& allocator_for(Device device) {
   const Device d = resolve_device(device);
-  return runtime(d.type()).allocator(d.is_cpu() ? 0 : d.index());
+  return runtime(d.type()).allocator(detail::ordinal(d));
 }
 
 StreamId current_stream_id(Device device) {
