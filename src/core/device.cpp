@@ -1,6 +1,7 @@
 #include "locus/device.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <ostream>
 #include <string>
@@ -16,37 +17,40 @@ namespace {
                    "index such as 'cuda:0'");
 }
 
+// Note [Device type table]
+// Every device type's names, once: the spelling in device strings and printing, the name in
+// messages, and why a build may lack it. Device::Device(string), device_type_name,
+// device_type_display_name and device_type_missing_reason all read this table.
+struct DeviceTypeInfo {
+  DeviceType type;
+  const char* name;     // "cuda": device strings, printing
+  const char* display;  // "CUDA": messages
+  const char* missing;  // why a build or machine has no backend for it
+};
+
+constexpr DeviceTypeInfo kDeviceTypes[] = {
+    {DeviceType::CPU, "cpu", "CPU", "built without a CPU backend"},
+    {DeviceType::CUDA, "cuda", "CUDA", "built without CUDA"},
+    {DeviceType::MPS, "mps", "MPS",
+     "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend"},
+    {DeviceType::Sim, "sim", "sim", "built without the sim backend"},
+};
+static_assert(std::size(kDeviceTypes) == static_cast<size_t>(kNumDeviceTypes), "one row per DeviceType");
+
+const DeviceTypeInfo& info_of(DeviceType type) noexcept {
+  for (const DeviceTypeInfo& info : kDeviceTypes)
+    if (info.type == type) return info;
+  static constexpr DeviceTypeInfo kUnknown{DeviceType::CPU, "?", "?", "?"};
+  return kUnknown;
+}
+
 }  // namespace
 
-std::string_view device_type_display_name(DeviceType type) noexcept {
-  switch (type) {
-    case DeviceType::CPU: return "CPU";
-    case DeviceType::CUDA: return "CUDA";
-    case DeviceType::MPS: return "MPS";
-    case DeviceType::Sim: return "sim";
-  }
-  return "?";
-}
+std::string_view device_type_display_name(DeviceType type) noexcept { return info_of(type).display; }
 
-std::string_view device_type_missing_reason(DeviceType type) noexcept {
-  switch (type) {
-    case DeviceType::CPU: return "built without a CPU backend";
-    case DeviceType::CUDA: return "built without CUDA";
-    case DeviceType::MPS: return "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend";
-    case DeviceType::Sim: return "built without the sim backend";
-  }
-  return "?";
-}
+std::string_view device_type_missing_reason(DeviceType type) noexcept { return info_of(type).missing; }
 
-std::string_view device_type_name(DeviceType type) noexcept {
-  switch (type) {
-    case DeviceType::CPU: return "cpu";
-    case DeviceType::CUDA: return "cuda";
-    case DeviceType::MPS: return "mps";
-    case DeviceType::Sim: return "sim";
-  }
-  return "?";
-}
+std::string_view device_type_name(DeviceType type) noexcept { return info_of(type).name; }
 
 Device::Device(DeviceType type, int index) : type_(type), index_(0) {
   if (index < -1 || index > 127)
@@ -70,11 +74,10 @@ int Device::checked_index(int64_t index) {
 Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
   const size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
-  if (name == "cpu") type_ = DeviceType::CPU;
-  else if (name == "cuda") type_ = DeviceType::CUDA;
-  else if (name == "mps") type_ = DeviceType::MPS;
-  else if (name == "sim") type_ = DeviceType::Sim;
-  else reject(spec, "unknown device type '" + std::string(name) + "'");
+  const auto* known = std::find_if(std::begin(kDeviceTypes), std::end(kDeviceTypes),
+                                   [&](const DeviceTypeInfo& info) { return name == info.name; });
+  if (known == std::end(kDeviceTypes)) reject(spec, "unknown device type '" + std::string(name) + "'");
+  type_ = known->type;
   if (colon == std::string_view::npos) return;
   const std::string_view digits = spec.substr(colon + 1);
   if (digits.empty()) reject(spec, "missing index after ':'");
