@@ -18,8 +18,6 @@
 namespace locus::ops {
 namespace {
 
-DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
-
 // The machine epsilon of a floating dtype, torch.finfo(dtype).eps: rms_norm's default eps.
 double machine_epsilon(DType dtype) {
   switch (dtype) {
@@ -58,7 +56,7 @@ LayerNormArgs with_operands(LayerNormArgs sizes, const Tensor& x, const Tensor& 
 Tensor fused_norm_call(const KernelTable* table, const Tensor& input, const Tensor& weight, const Tensor& bias,
                        int64_t cols, double eps, bool rms) {
   const Device device = input.device();
-  const DType compute = stats_dtype(input.dtype());
+  const DType compute = statistics_dtype(input.dtype());
   const int64_t rows = cols ? input.numel() / cols : 0;
   Tensor x, w, b;
   {
@@ -121,7 +119,7 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
         OpId::LayerNorm, [&](const Tensor& x, const Tensor& w, const Tensor& b) { return layer_norm(x, w, b, dims, eps); },
         input, weight, bias);
   const StructuredCall call(OpId::LayerNorm, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
-  const DType compute = stats_dtype(input.dtype());
+  const DType compute = statistics_dtype(input.dtype());
   if (const KernelTable* table = call.fused(&KernelTable::layer_norm, compute); table && input.numel() > 0)
     return fused_norm_call(table, input, weight, bias, count_over(input, dims), eps, false);
   const Tensor x = input.to(compute);
@@ -140,7 +138,7 @@ Tensor rms_norm(const Tensor& input, const Tensor& weight, const Shape& dims, st
   // After autocast: the default follows the dtype the op computes in, as PyTorch's.
   const double eps = eps_or_default.value_or(machine_epsilon(input.dtype()));
   const StructuredCall call(OpId::RmsNorm, {{input, "input"}, {weight, "weight"}});
-  const DType compute = stats_dtype(input.dtype());
+  const DType compute = statistics_dtype(input.dtype());
   if (const KernelTable* table = call.fused(&KernelTable::layer_norm, compute); table && input.numel() > 0)
     return fused_norm_call(table, input, weight, Tensor(), count_over(input, dims), eps, true);
   const Tensor x = input.to(compute);
