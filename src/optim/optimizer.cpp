@@ -9,6 +9,8 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/core/float_mode.h"
+#include "src/optim/param_update.h"
 
 namespace locus::optim {
 
@@ -174,6 +176,27 @@ Tensor Optimizer::gradient(size_t i) {
 
 void Optimizer::write_back(size_t i) {
   if (uses_master(i)) params_[i].copy_(state_.at(i).at("master_weight"));
+}
+
+void Optimizer::update_each(const std::function<void(const OptimizerOptions&, detail::ParamUpdate&)>& update) {
+  NoGradGuard no_grad;
+  const locus::detail::FlushDenormalsGuard flush_denormals;  // Note [Denormals]
+  sync_groups();
+  ++steps_;
+  size_t first = 0;
+  for (OptimizerParamGroup& group : groups_) {
+    const size_t last = first + group.params().size();
+    detail::FusedBatches batches;
+    for (size_t i = first; i < last; ++i) {
+      detail::ParamUpdate p{i, Tensor(), gradient(i), &batches};
+      if (!p.grad.defined()) continue;
+      p.param = updated(i);
+      update(group.options(), p);
+      if (!p.fused) write_back(i);
+    }
+    for (size_t i : batches.run()) write_back(i);
+    first = last;
+  }
 }
 
 Optimizer& Optimizer::to(Device device) {

@@ -11,52 +11,31 @@ LOCUS_API_BEGIN
 namespace locus::optim {
 
 /// Options of NAdam (PyTorch's defaults), set by name in any order.
-struct NAdamOptions : OptimizerCloneableOptions<NAdamOptions> {
+struct NAdamOptions : AdamFamilyOptions<NAdamOptions> {
   /// The learning rate, positionally.
-  NAdamOptions(double lr = 2e-3) : lr_(lr) {}  // NOLINT: implicit, `NAdam(params, 0.1)`
-  /// The learning rate.
-  LOCUS_ARG(double, lr);
-  /// Decay of the running mean of gradients.
-  LOCUS_ARG(double, beta1) = 0.9;
-  /// Decay of the running mean of squared gradients (Adamax: of the infinity norm).
-  LOCUS_ARG(double, beta2) = 0.999;
-  /// Added to the denominator for stability.
-  LOCUS_ARG(double, eps) = 1e-8;
-  /// L2 penalty added to the gradient.
-  LOCUS_ARG(double, weight_decay) = 0;
+  NAdamOptions(double lr = 2e-3) : AdamFamilyOptions(lr) {}  // NOLINT: implicit, `NAdam(params, 0.1)`
   /// The momentum schedule's decay (psi).
   LOCUS_ARG(double, momentum_decay) = 4e-3;
-  /// Keep float32 master copies of float16/bfloat16 parameters (as SGDOptions::master_weights).
-  LOCUS_ARG(bool, master_weights) = false;
 
  public:
-  /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.
-  auto& betas(double beta1, double beta2) {
-    beta1_ = beta1, beta2_ = beta2;
-    return *this;
-  }
   /// Calls f(name, member) for every option (OptimizerCloneableOptions).
   template <typename F>
   void for_each_option(F&& f) {
-    f("lr", lr_), f("beta1", beta1_), f("beta2", beta2_), f("eps", eps_), f("weight_decay", weight_decay_),
-        f("momentum_decay", momentum_decay_), f("master_weights", master_weights_);
+    AdamFamilyOptions::for_each_option(f);
+    f("momentum_decay", momentum_decay_);
   }
 };
 
 /// NAdam (Adam with Nesterov momentum, Dozat), as torch.optim.NAdam.
-class NAdam : public Optimizer {
+class NAdam : public OptimizerFor<NAdam, NAdamOptions> {
  public:
-  /// NAdam over groups; a group without options gets `defaults`.
-  NAdam(std::vector<OptimizerParamGroup> param_groups, NAdamOptions defaults = {});
-  /// NAdam over one group.
-  NAdam(std::vector<Tensor> params, NAdamOptions defaults = {})
-      : NAdam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
-  /// NAdam with this learning rate and the other options' defaults.
-  NAdam(std::vector<Tensor> params, double lr) : NAdam(std::move(params), NAdamOptions(lr)) {}
-  /// One update of every parameter that has a gradient, each group with its options.
-  void step() override;
-  /// The default options.
-  const NAdamOptions& options() const noexcept { return static_cast<const NAdamOptions&>(defaults()); }
+  /// NAdam over groups or one group, with `defaults` or a learning rate.
+  using OptimizerFor::OptimizerFor;
+
+ private:
+  friend OptimizerFor;
+  static void check(const NAdamOptions& o);
+  void update(const NAdamOptions& o, detail::ParamUpdate& p);
 };
 
 }  // namespace locus::optim

@@ -8,6 +8,7 @@
 LOCUS_API_BEGIN
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ namespace locus::optim {
 namespace detail {
 /// Throws ValueError for an option name that an optimizer's options do not have.
 [[noreturn]] void throw_unknown_option(const std::string& name);
+struct ParamUpdate;  // one parameter of a step(): src/optim/param_update.h
 }  // namespace detail
 
 /// The options of one parameter group, as LibTorch's OptimizerOptions: every optimizer's
@@ -91,6 +93,68 @@ class OptimizerCloneableOptions : public OptimizerOptions {
       if (!known.count(name)) detail::throw_unknown_option(name);
   }
 };
+
+/// LOCUS_ARG in an options base that several optimizers share: the setter returns the
+/// optimizer's own options (`Derived&`), so that a chain keeps their type.
+#define LOCUS_SHARED_ARG(T, name)                                                           \
+ public:                                                                                  \
+  Derived& name(const T& value) { return name##_ = value, static_cast<Derived&>(*this); } \
+  const T& name() const noexcept { return name##_; }                                      \
+                                                                                          \
+ private:                                                                                 \
+  T name##_
+
+/// The options every optimizer here has (lr, weight_decay, master_weights), for the options
+/// `Derived` of one optimizer, which adds its own and calls this for_each_option from its own.
+template <typename Derived>
+struct CommonOptions : OptimizerCloneableOptions<Derived> {
+  /// The learning rate, positionally.
+  explicit CommonOptions(double lr) : lr_(lr) {}
+  /// The learning rate.
+  LOCUS_SHARED_ARG(double, lr);
+  /// The weight decay: an L2 penalty added to the gradient (AdamW: decoupled decay, default
+  /// 0.01 there).
+  LOCUS_SHARED_ARG(double, weight_decay) = 0;
+  /// Keep float32 master copies of float16/bfloat16 parameters and update those (small updates
+  /// are not rounded away); the parameters get the rounded result after each step.
+  LOCUS_SHARED_ARG(bool, master_weights) = false;
+
+ public:
+  /// Calls f(name, member) for every option (OptimizerCloneableOptions).
+  template <typename F>
+  void for_each_option(F&& f) {
+    f("lr", lr_), f("weight_decay", weight_decay_), f("master_weights", master_weights_);
+  }
+};
+
+/// The options of Adam and its relatives (Adamax, NAdam, RAdam): CommonOptions, the decays of
+/// the running moments and eps.
+template <typename Derived>
+struct AdamFamilyOptions : CommonOptions<Derived> {
+  /// The learning rate, positionally.
+  explicit AdamFamilyOptions(double lr) : CommonOptions<Derived>(lr) {}
+  /// Decay of the running mean of gradients.
+  LOCUS_SHARED_ARG(double, beta1) = 0.9;
+  /// Decay of the running mean of squared gradients (Adamax: of the infinity norm).
+  LOCUS_SHARED_ARG(double, beta2) = 0.999;
+  /// Added to the denominator for stability.
+  LOCUS_SHARED_ARG(double, eps) = 1e-8;
+
+ public:
+  /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.
+  Derived& betas(double beta1, double beta2) {
+    beta1_ = beta1, beta2_ = beta2;
+    return static_cast<Derived&>(*this);
+  }
+  /// Calls f(name, member) for every option (OptimizerCloneableOptions).
+  template <typename F>
+  void for_each_option(F&& f) {
+    CommonOptions<Derived>::for_each_option(f);
+    f("beta1", beta1_), f("beta2", beta2_), f("eps", eps_);
+  }
+};
+
+#undef LOCUS_SHARED_ARG
 
 /// A list of parameters and, optionally, their own options (those missing are the optimizer's
 /// defaults when the group joins it), as LibTorch's OptimizerParamGroup.
@@ -197,37 +261,26 @@ class Optimizer {
   /// and moved to the parameter's device (and dtype) if the parameter has moved. With master
   /// weights, the state of a float16/bfloat16 parameter is float32.
   Tensor& state(size_t i, const std::string& name);
+  /// Whether parameter i has the named state tensor yet.
   bool has_state(size_t i, const std::string& name) const;
-  /// What step() updates for parameter i: the parameter, or its float32 master copy (state
-  /// "master_weight", made from the parameter on first use) when master weights are kept.
-  Tensor updated(size_t i);
-  /// Parameter i's gradient in updated(i)'s dtype; undefined when it has none.
-  Tensor gradient(size_t i);
-  /// After an update of updated(i): the master copy rounded into the parameter.
-  void write_back(size_t i);
   /// Parameter i's step count (PyTorch's state["step"]), incremented by the optimizer.
   int64_t& param_step(size_t i);
   /// Parameter i's named number state (NAdam's "mu_product"), `initial` on first use; saved
   /// by state_dict() as a 0-dim float64 tensor (Note [Scalar state]).
   double& param_scalar(size_t i, const std::string& name, double initial);
-  /// Calls `f(options, first, last)` for every group: its options as O and the flat indices
-  /// [first, last) of its parameters. Counts the step first.
-  template <typename O, typename F>
-  void for_each_group(F&& f) {
-    sync_groups();
-    ++steps_;
-    size_t first = 0;
-    for (OptimizerParamGroup& g : groups_) {
-      const size_t last = first + g.params().size();
-      f(static_cast<O&>(g.options()), first, last);
-      first = last;
-    }
-  }
+  /// The loop of every step(): without recording a graph and with denormals flushed (Note
+  /// [Denormals]), counts the step, then group by group calls `update(options, param)` for
+  /// every parameter that has a gradient, and rounds each master copy into its parameter after
+  /// its update (the fused ones after the group's fused kernels ran).
+  void update_each(const std::function<void(const OptimizerOptions&, detail::ParamUpdate&)>& update);
   int64_t steps_ = 0;
 
  private:
   void sync_groups() const;
   bool uses_master(size_t i) const;
+  Tensor updated(size_t i);
+  Tensor gradient(size_t i);
+  void write_back(size_t i);
   void check_param(const Tensor& p, size_t index) const;
   std::vector<OptimizerParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
@@ -238,6 +291,34 @@ class Optimizer {
   mutable std::vector<int64_t> param_steps_;
   mutable std::vector<std::map<std::string, double>> scalars_;
   mutable std::vector<bool> master_;
+};
+
+/// The base of each optimizer `Derived` with options `Options` (LibTorch's constructors and
+/// options()): Derived has `static void check(const Options&)`, PyTorch's argument checks of the
+/// defaults, and `void update(const Options&, detail::ParamUpdate&)`, one parameter's update
+/// (Optimizer::update_each runs the rest of step()).
+template <typename Derived, typename Options>
+class OptimizerFor : public Optimizer {
+ public:
+  /// An optimizer over groups; a group without options gets `defaults`. ValueError for the
+  /// defaults PyTorch rejects (written so that NaN fails the checks too).
+  OptimizerFor(std::vector<OptimizerParamGroup> param_groups, Options defaults = {})
+      : Optimizer(std::move(param_groups), defaults.clone()) {
+    Derived::check(defaults);
+  }
+  /// An optimizer over one group.
+  OptimizerFor(std::vector<Tensor> params, Options defaults = {})
+      : OptimizerFor(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, std::move(defaults)) {}
+  /// This learning rate and the other options' defaults: `optim::SGD(params, 0.1)`.
+  OptimizerFor(std::vector<Tensor> params, double lr) : OptimizerFor(std::move(params), Options(lr)) {}
+  /// One update of every parameter that has a gradient, each group with its options.
+  void step() override {
+    update_each([this](const OptimizerOptions& o, detail::ParamUpdate& p) {
+      static_cast<Derived*>(this)->update(static_cast<const Options&>(o), p);
+    });
+  }
+  /// The default options.
+  const Options& options() const noexcept { return static_cast<const Options&>(defaults()); }
 };
 
 }  // namespace locus::optim

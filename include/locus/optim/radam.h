@@ -5,57 +5,27 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
 
 /// Options of RAdam (PyTorch's defaults), set by name in any order.
-struct RAdamOptions : OptimizerCloneableOptions<RAdamOptions> {
+struct RAdamOptions : AdamFamilyOptions<RAdamOptions> {
   /// The learning rate, positionally.
-  RAdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, `RAdam(params, 0.1)`
-  /// The learning rate.
-  LOCUS_ARG(double, lr);
-  /// Decay of the running mean of gradients.
-  LOCUS_ARG(double, beta1) = 0.9;
-  /// Decay of the running mean of squared gradients (Adamax: of the infinity norm).
-  LOCUS_ARG(double, beta2) = 0.999;
-  /// Added to the denominator for stability.
-  LOCUS_ARG(double, eps) = 1e-8;
-  /// L2 penalty added to the gradient.
-  LOCUS_ARG(double, weight_decay) = 0;
-  /// Keep float32 master copies of float16/bfloat16 parameters (as SGDOptions::master_weights).
-  LOCUS_ARG(bool, master_weights) = false;
-
- public:
-  /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.
-  auto& betas(double beta1, double beta2) {
-    beta1_ = beta1, beta2_ = beta2;
-    return *this;
-  }
-  /// Calls f(name, member) for every option (OptimizerCloneableOptions).
-  template <typename F>
-  void for_each_option(F&& f) {
-    f("lr", lr_), f("beta1", beta1_), f("beta2", beta2_), f("eps", eps_), f("weight_decay", weight_decay_),
-        f("master_weights", master_weights_);
-  }
+  RAdamOptions(double lr = 1e-3) : AdamFamilyOptions(lr) {}  // NOLINT: implicit, `RAdam(params, 0.1)`
 };
 
-/// RAdam (rectified Adam, Liu et al.), as torch.optim.RAdam: plain momentum SGD until the variance estimate is
-/// tractable.
-class RAdam : public Optimizer {
+/// RAdam (rectified Adam, Liu et al.), as torch.optim.RAdam: plain momentum SGD until the variance
+/// estimate is tractable.
+class RAdam : public OptimizerFor<RAdam, RAdamOptions> {
  public:
-  /// RAdam over groups; a group without options gets `defaults`.
-  RAdam(std::vector<OptimizerParamGroup> param_groups, RAdamOptions defaults = {});
-  /// RAdam over one group.
-  RAdam(std::vector<Tensor> params, RAdamOptions defaults = {})
-      : RAdam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
-  /// RAdam with this learning rate and the other options' defaults.
-  RAdam(std::vector<Tensor> params, double lr) : RAdam(std::move(params), RAdamOptions(lr)) {}
-  /// One update of every parameter that has a gradient, each group with its options.
-  void step() override;
-  /// The default options.
-  const RAdamOptions& options() const noexcept { return static_cast<const RAdamOptions&>(defaults()); }
+  /// RAdam over groups or one group, with `defaults` or a learning rate.
+  using OptimizerFor::OptimizerFor;
+
+ private:
+  friend OptimizerFor;
+  static void check(const RAdamOptions& o);
+  void update(const RAdamOptions& o, detail::ParamUpdate& p);
 };
 
 }  // namespace locus::optim
