@@ -12,6 +12,7 @@ LOCUS_API_BEGIN
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "locus/arg.h"
@@ -19,8 +20,10 @@ LOCUS_API_BEGIN
 
 namespace locus::optim::lr_scheduler {
 
-/// The base of the epoch-driven schedulers (PyTorch's _LRScheduler). A subclass's constructor
-/// ends with initial_step(), which sets the rates of epoch 0.
+/// The base of the epoch-driven schedulers (PyTorch's _LRScheduler): step(), the base rates and
+/// the state_dict() plumbing. A subclass is its formula (get_lr(), and closed_form_lr() where
+/// PyTorch has one) and its fields: its constructor names them with save() and ends with
+/// initial_step(), which sets the rates of epoch 0.
 class LRScheduler {
  public:
   /// A scheduler of `optimizer`'s groups. last_epoch -1 starts a schedule (each group's
@@ -61,10 +64,23 @@ class LRScheduler {
   std::vector<double> group_lrs() const;
   /// Sets every group's rate and last_lr_.
   void set_lrs(const std::vector<double>& lrs);
-  /// Scheduler-specific state for state_dict(): name to a value or a list of values.
-  virtual std::map<std::string, std::vector<double>> extra_state() const { return {}; }
-  /// Restores what extra_state() saved.
-  virtual void load_extra_state(const std::map<std::string, std::vector<double>>&) {}
+  /// Every group's current rate times `factor` (PyTorch's `group['lr'] * factor`).
+  std::vector<double> group_lrs_times(double factor) const;
+  /// `f(base)` for every group's base rate (a closed form).
+  std::vector<double> from_base_lrs(const std::function<double(double)>& f) const;
+  /// Saves the scheduler's field `value` as state_dict()'s `name` (a list of one number) and
+  /// restores it in load_state_dict(); a constructor names each of its fields once.
+  void save(const char* name, double& value) { fields_.push_back({name, &value}); }
+  /// Saves an integral field (as a float64 number).
+  void save(const char* name, int64_t& value) { fields_.push_back({name, &value}); }
+  /// Saves a list of integers (a list of float64 numbers).
+  void save(const char* name, std::vector<int64_t>& value) { fields_.push_back({name, &value}); }
+  /// Scheduler-specific state for state_dict(): the fields save() named, by name, each a
+  /// value or a list of values.
+  virtual std::map<std::string, std::vector<double>> extra_state() const;
+  /// Restores what extra_state() saved into the fields save() named; a field `s` lacks keeps
+  /// its value.
+  virtual void load_extra_state(const std::map<std::string, std::vector<double>>& s);
   friend class SequentialLR;  // steps and rewinds the schedulers it runs
 
   Optimizer* optimizer_;
@@ -72,6 +88,13 @@ class LRScheduler {
   int64_t last_epoch_;
   int64_t step_count_ = 0;
   std::vector<double> last_lr_;
+
+ private:
+  struct Field {
+    const char* name;
+    std::variant<double*, int64_t*, std::vector<int64_t>*> value;
+  };
+  std::vector<Field> fields_;
 };
 
 /// Multiplies the rate by gamma every step_size epochs, as torch.optim.lr_scheduler.StepLR.
@@ -83,8 +106,6 @@ class StepLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   int64_t step_size_;
@@ -101,8 +122,6 @@ class MultiStepLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   std::vector<int64_t> milestones_;  // sorted, repeats kept
@@ -118,8 +137,6 @@ class ExponentialLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   double gamma_;
@@ -135,8 +152,6 @@ class CosineAnnealingLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   int64_t T_max_;
@@ -157,8 +172,6 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   void apply();
@@ -177,8 +190,6 @@ class LinearLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   double start_factor_, end_factor_;
@@ -195,8 +206,6 @@ class ConstantLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   std::vector<double> closed_form_lr() override;
-  std::map<std::string, std::vector<double>> extra_state() const override;
-  void load_extra_state(const std::map<std::string, std::vector<double>>& s) override;
 
  private:
   double factor_;
