@@ -139,6 +139,15 @@ int64_t& Optimizer::param_step(size_t i) { return param_steps_.at(i); }
 // tensor state is 0-dim too.
 namespace {
 const std::set<std::string> kScalarState = {"mu_product"};
+
+// The number before the first '.' of `text` (`key` or its tail); ValueError when it has none.
+size_t leading_index(const std::string& text, const std::string& key, const char* form) {
+  try {
+    return std::stoul(text.substr(0, text.find('.')));
+  } catch (...) {
+    throw ValueError("optimizer load_state_dict: key '" + key + "' is not '" + form + "'");
+  }
+}
 }  // namespace
 
 double& Optimizer::param_scalar(size_t i, const std::string& name, double initial) {
@@ -253,12 +262,7 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
     if (key.rfind("param_groups.", 0) == 0) {
       const std::string rest = key.substr(13);
       const size_t dot = rest.find('.');
-      size_t g = 0;
-      try {
-        g = std::stoul(rest.substr(0, dot));
-      } catch (...) {
-        throw ValueError("optimizer load_state_dict: key '" + key + "' is not 'param_groups.<group>.<option>'");
-      }
+      const size_t g = leading_index(rest, key, "param_groups.<group>.<option>");
       if (dot == std::string::npos) throw ValueError("optimizer load_state_dict: key '" + key + "' names no option");
       const std::string name = rest.substr(dot + 1);
       if (name == "params")
@@ -270,12 +274,7 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
       continue;
     }
     const size_t dot = key.find('.');
-    size_t i = 0;
-    try {
-      i = std::stoul(key.substr(0, dot));
-    } catch (...) {
-      throw ValueError("optimizer load_state_dict: key '" + key + "' is not '<param index>.<name>'");
-    }
+    const size_t i = leading_index(key, key, "<param index>.<name>");
     if (dot == std::string::npos || i >= params_.size())
       throw ValueError("optimizer load_state_dict: key '" + key + "' names no parameter of this optimizer");
     const std::string name = key.substr(dot + 1);
