@@ -263,6 +263,13 @@ class Optimizer {
   Tensor& state(size_t i, const std::string& name);
   /// Whether parameter i has the named state tensor yet.
   bool has_state(size_t i, const std::string& name) const;
+  /// What step() updates for parameter i: the parameter, or its float32 master copy (state
+  /// "master_weight", made from the parameter on first use) when master weights are kept.
+  Tensor updated(size_t i);
+  /// Parameter i's gradient in updated(i)'s dtype; undefined when it has none.
+  Tensor gradient(size_t i);
+  /// After an update of updated(i): the master copy rounded into the parameter.
+  void write_back(size_t i);
   /// Parameter i's step count (PyTorch's state["step"]), incremented by the optimizer.
   int64_t& param_step(size_t i);
   /// Parameter i's named number state (NAdam's "mu_product"), `initial` on first use; saved
@@ -278,9 +285,6 @@ class Optimizer {
  private:
   void sync_groups() const;
   bool uses_master(size_t i) const;
-  Tensor updated(size_t i);
-  Tensor gradient(size_t i);
-  void write_back(size_t i);
   void check_param(const Tensor& p, size_t index) const;
   std::vector<OptimizerParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
