@@ -26,7 +26,7 @@ namespace locus {
 /// key, value and a floating attn_mask. Runs the fused kernel where the device has one (on the
 /// CPU a tiled online softmax whose memory is linear in L and S) and the composition (products,
 /// softmax, products) elsewhere; nn::attention::sdpa_kernel restricts the choice and
-/// last_sdpa_backend() says which ran (Note [Attention paths] in src/nn/attention.cpp).
+/// last_sdpa_backend() says which ran (Note [Attention paths] in src/ops/attention_ops.cpp).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);
