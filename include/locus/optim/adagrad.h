@@ -5,7 +5,6 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
@@ -33,14 +32,7 @@ struct AdagradOptions : CommonOptions<AdagradOptions> {
 /// Adagrad (Duchi et al.), as torch.optim.Adagrad: each element's rate divided by the root of
 /// its summed squared gradients.
 class Adagrad : public OptimizerFor<Adagrad, AdagradOptions> {
- public:
-  /// Adagrad over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const AdagradOptions& o);
-  void update(const AdagradOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(AdagradOptions);
 };
 
 }  // namespace locus::optim

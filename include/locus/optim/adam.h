@@ -5,7 +5,6 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
@@ -28,18 +27,11 @@ struct AdamOptions : AdamFamilyOptions<AdamOptions> {
 
 /// Adam (Kingma and Ba), as torch.optim.Adam, with AMSGrad.
 class Adam : public OptimizerFor<Adam, AdamOptions> {
- public:
-  /// Adam over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
+  LOCUS_OPTIMIZER_HOOKS(AdamOptions);
 
  protected:
   /// AdamW's decoupled weight decay instead of Adam's L2 penalty.
   bool decoupled_ = false;
-
- private:
-  friend OptimizerFor;
-  static void check(const AdamOptions& o);
-  void update(const AdamOptions& o, detail::ParamUpdate& p);
 };
 
 /// AdamW (decoupled weight decay, Loshchilov and Hutter), as torch.optim.AdamW.

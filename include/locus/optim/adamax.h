@@ -17,14 +17,7 @@ struct AdamaxOptions : AdamFamilyOptions<AdamaxOptions> {
 
 /// Adamax (Adam with the infinity norm, Kingma and Ba), as torch.optim.Adamax.
 class Adamax : public OptimizerFor<Adamax, AdamaxOptions> {
- public:
-  /// Adamax over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const AdamaxOptions& o);
-  void update(const AdamaxOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(AdamaxOptions);
 };
 
 }  // namespace locus::optim

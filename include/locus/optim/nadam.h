@@ -5,7 +5,6 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
@@ -28,14 +27,7 @@ struct NAdamOptions : AdamFamilyOptions<NAdamOptions> {
 
 /// NAdam (Adam with Nesterov momentum, Dozat), as torch.optim.NAdam.
 class NAdam : public OptimizerFor<NAdam, NAdamOptions> {
- public:
-  /// NAdam over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const NAdamOptions& o);
-  void update(const NAdamOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(NAdamOptions);
 };
 
 }  // namespace locus::optim

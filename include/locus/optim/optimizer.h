@@ -16,6 +16,7 @@ LOCUS_API_BEGIN
 #include <utility>
 #include <vector>
 
+#include "locus/arg.h"  // every optimizer's options declare theirs with LOCUS_ARG
 #include "locus/tensor.h"
 
 namespace locus::optim {
@@ -324,6 +325,19 @@ class OptimizerFor : public Optimizer {
   /// The default options.
   const Options& options() const noexcept { return static_cast<const Options&>(defaults()); }
 };
+
+/// The body of optimizer class `Name : public OptimizerFor<Name, Options>`: LibTorch's three
+/// constructors (OptimizerFor's) and the two hooks its .cpp defines, `check` (PyTorch's checks of
+/// the defaults) and `update` (one parameter's step). Written once here because every optimizer's
+/// class is this, plus, for Adam, the flag AdamW sets.
+#define LOCUS_OPTIMIZER_HOOKS(Options)                    \
+ public:                                                  \
+  using OptimizerFor::OptimizerFor;                       \
+                                                          \
+ private:                                                 \
+  friend OptimizerFor;                                    \
+  static void check(const Options& o);                    \
+  void update(const Options& o, detail::ParamUpdate& p)
 
 }  // namespace locus::optim
 

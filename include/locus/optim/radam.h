@@ -18,14 +18,7 @@ struct RAdamOptions : AdamFamilyOptions<RAdamOptions> {
 /// RAdam (rectified Adam, Liu et al.), as torch.optim.RAdam: plain momentum SGD until the variance
 /// estimate is tractable.
 class RAdam : public OptimizerFor<RAdam, RAdamOptions> {
- public:
-  /// RAdam over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const RAdamOptions& o);
-  void update(const RAdamOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(RAdamOptions);
 };
 
 }  // namespace locus::optim

@@ -5,7 +5,6 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
@@ -35,14 +34,7 @@ struct RMSpropOptions : CommonOptions<RMSpropOptions> {
 /// RMSprop (Hinton), as torch.optim.RMSprop: a running mean of squared gradients, optionally
 /// centered (minus the squared running mean of gradients) and with momentum.
 class RMSprop : public OptimizerFor<RMSprop, RMSpropOptions> {
- public:
-  /// RMSprop over groups or one group, with `defaults` or a learning rate.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const RMSpropOptions& o);
-  void update(const RMSpropOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(RMSpropOptions);
 };
 
 }  // namespace locus::optim

@@ -5,7 +5,6 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include "locus/arg.h"
 #include "locus/optim/optimizer.h"
 
 namespace locus::optim {
@@ -34,14 +33,7 @@ struct SGDOptions : CommonOptions<SGDOptions> {
 /// Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay, as
 /// torch.optim.SGD. ValueError for a negative rate or nesterov without momentum.
 class SGD : public OptimizerFor<SGD, SGDOptions> {
- public:
-  /// SGD over groups or one group, with `defaults` or a learning rate: `optim::SGD(params, 0.1)`.
-  using OptimizerFor::OptimizerFor;
-
- private:
-  friend OptimizerFor;
-  static void check(const SGDOptions& o);
-  void update(const SGDOptions& o, detail::ParamUpdate& p);
+  LOCUS_OPTIMIZER_HOOKS(SGDOptions);
 };
 
 }  // namespace locus::optim
