@@ -29,11 +29,13 @@ void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
   }, {&x});
 }
 
-void record_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
+void record_extreme(bool is_min, const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
                     const Tensor& indices) {
   const Tensor X = x.detach(), V = values.detach(), I = indices.defined() ? indices.detach() : Tensor();
   const DType dx = x.dtype();
-  record(values, dim ? "MaxMinBackward0" : "MaxMinBackward1", [=](const Tensor& g) -> std::vector<Tensor> {
+  // PyTorch's numbering: max(dim) is MaxBackward0, max() of everything MaxBackward1.
+  const char* name = is_min ? (dim ? "MinBackward0" : "MinBackward1") : (dim ? "MaxBackward0" : "MaxBackward1");
+  record(values, name, [=](const Tensor& g) -> std::vector<Tensor> {
     if (!dim) {
       const Tensor ties = (X == V).to(dx);
       return {ties * (g / ties.sum())};
@@ -96,21 +98,13 @@ void record_view(const char* name, const Tensor& x, const Tensor& out, std::func
   record(out, name, [f = std::move(grad_of_input)](const Tensor& g) -> std::vector<Tensor> { return {f(g)}; }, {&x});
 }
 
-void record_index_select(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
+void record_pick(bool gather, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
   const Shape sx = x.shape();
   const DType dx = x.dtype();
   const Tensor idx = index.detach();
-  record(out, "IndexSelectBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
-    return {as(index_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
-  }, {&x});
-}
-
-void record_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
-  const Shape sx = x.shape();
-  const DType dx = x.dtype();
-  const Tensor idx = index.detach();
-  record(out, "GatherBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
-    return {as(scatter_add(zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device())), dim, idx, g), dx)};
+  record(out, gather ? "GatherBackward0" : "IndexSelectBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor zero = zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device()));
+    return {as(gather ? scatter_add(zero, dim, idx, g) : index_add(zero, dim, idx, g), dx)};
   }, {&x});
 }
 

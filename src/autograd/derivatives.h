@@ -16,15 +16,16 @@ namespace locus::autograd {
 void record_elementwise(ops::OpId op, const Tensor* const* inputs, int n, const ops::ElementwiseScalars& scalars,
                         const Tensor& out);
 /// A reduction of the op table (LOCUS_REDUCE_OPS) of `x` over the dims marked 1 in `reduced`:
-/// the backward is the table's derivative expression.
-void record_reduction(ops::OpId op, const Tensor& x, const Shape& reduced, bool keepdim,
+/// the backward is the table's derivative expression. `over_dims`: the call named its dims (the
+/// overload PyTorch numbers 1 for sum, mean and prod).
+void record_reduction(ops::OpId op, const Tensor& x, const Shape& reduced, bool keepdim, bool over_dims,
                       const ops::fn::ReduceParams& params, const Tensor& out);
 /// The product of the nonzero elements of `x` over the dims `red`, kept as size 1 (prod's backward).
 Tensor prod_of_nonzero(const Tensor& x, const Shape& red);
 void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out);
 /// max / min: along `dim` the gradient goes to the position in `indices`; over all elements it
 /// is shared evenly among the elements equal to the result (as PyTorch).
-void record_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
+void record_extreme(bool is_min, const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
                     const Tensor& indices);
 /// sort, topk, kthvalue, median: `values` are the elements of x at `indices` along `dim`, so
 /// the gradient goes back to those positions (`whole`: the indices are a full permutation).
@@ -39,10 +40,10 @@ void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& ou
 /// A view or copy whose gradient is `grad_of_input(grad)`.
 void record_view(const char* name, const Tensor& x, const Tensor& out, std::function<Tensor(const Tensor&)> grad_of_input);
 
-/// index_select along `dim` (x's gradient: zeros with the output's gradient index_add-ed back).
-void record_index_select(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
-/// gather along `dim` (x's gradient: the output's gradient scatter_add-ed into zeros).
-void record_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
+/// index_select, or gather when `gather`, along `dim`: x's gradient is the output's gradient
+/// added back into zeros where it was picked (index_add, or scatter_add for gather; a position
+/// picked twice gets both).
+void record_pick(bool gather, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
 /// scatter of `src` (undefined for a number) into a copy of `self`: self's gradient is zero at
 /// the written positions, src's is gathered from them.
 void record_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out);

@@ -70,9 +70,20 @@ using ReduceBackward = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor
 constexpr ReduceBackward kReduceBackward[] = {LOCUS_REDUCE_OPS(LOCUS_REDUCE_BACKWARD)};
 #undef LOCUS_REDUCE_BACKWARD
 
+// PyTorch numbers a node by the overload that made it: sum, mean and prod of everything are
+// <Op>Backward0 and their overloads over named dims <Op>Backward1; norm (1.13) is NormBackward1
+// either way; the others have one overload.
 #define LOCUS_REDUCE_NAME(id, name, ...) #id "Backward0",
 constexpr const char* kNames[] = {LOCUS_REDUCE_OPS(LOCUS_REDUCE_NAME)};
 #undef LOCUS_REDUCE_NAME
+#define LOCUS_REDUCE_NAME(id, name, ...) #id "Backward1",
+constexpr const char* kDimNames[] = {LOCUS_REDUCE_OPS(LOCUS_REDUCE_NAME)};
+#undef LOCUS_REDUCE_NAME
+
+const char* node_name(OpId op, int index, bool over_dims) {
+  const bool numbered = op == OpId::Sum || op == OpId::Mean || op == OpId::Prod;
+  return op == OpId::Norm || (numbered && over_dims) ? kDimNames[index] : kNames[index];
+}
 
 #define LOCUS_FIRST_REDUCE(id, ...) OpId::id,
 constexpr OpId kReduceOps[] = {LOCUS_REDUCE_OPS(LOCUS_FIRST_REDUCE)};
@@ -88,7 +99,7 @@ Tensor prod_of_nonzero(const Tensor& x, const Shape& red) {
   return r;
 }
 
-void record_reduction(OpId op, const Tensor& x, const Shape& reduced, bool keepdim,
+void record_reduction(OpId op, const Tensor& x, const Shape& reduced, bool keepdim, bool over_dims,
                       const ops::fn::ReduceParams& params, const Tensor& out) {
   const int index = static_cast<int>(op) - static_cast<int>(kReduceOps[0]);
   const Shape sx = x.shape();
@@ -101,7 +112,7 @@ void record_reduction(OpId op, const Tensor& x, const Shape& reduced, bool keepd
   // Sum and mean need neither the input nor the output: nothing is saved for them.
   const bool saves = op != OpId::Sum && op != OpId::Mean;
   const Tensor X = saves ? as(x.detach(), dy) : Tensor(), Y = saves ? out.detach() : Tensor();
-  record(out, kNames[index], [=](const Tensor& g) -> std::vector<Tensor> {
+  record(out, node_name(op, index, over_dims), [=](const Tensor& g) -> std::vector<Tensor> {
     auto kept = [&](Tensor t) {
       if (!keepdim)
         for (int64_t d : red) t = t.unsqueeze(d);

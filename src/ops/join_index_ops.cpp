@@ -149,10 +149,7 @@ Tensor index_impl(OpId op, const Tensor& x, int64_t dim, const Tensor& index) {
   ops::wait_for_host(in);
   ops::wait_for_host(idx);
   k->index(a);
-  if (is_floating_point(x.dtype()) && call.needs_grad()) {
-    if (op == OpId::IndexSelect) autograd::record_index_select(x, dim, index, out);
-    else autograd::record_gather(x, dim, index, out);
-  }
+  if (is_floating_point(x.dtype()) && call.needs_grad()) autograd::record_pick(op != OpId::IndexSelect, x, dim, index, out);
   return call.finish(out);
 }
 

@@ -110,7 +110,7 @@ Tensor reduce(OpId op, const Tensor& x, const Shape& dims, bool keepdim, std::op
   if (in.numel() == 0) a.shape = Shape{0}, a.in_strides = Shape{item}, a.out_strides = Shape{0};
   ops::wait_for_host(in);  // x itself, or its conversion (which waited for x)
   k->reduce(a);
-  if (is_floating_point(dt.result) && call.needs_grad()) autograd::record_reduction(op, x, reduced, keepdim, params, result);
+  if (is_floating_point(dt.result) && call.needs_grad()) autograd::record_reduction(op, x, reduced, keepdim, !dims.empty(), params, result);
   return call.finish(result);
 }
 
@@ -163,7 +163,7 @@ ValuesIndices extreme_impl(OpId op, const Tensor& x, std::optional<int64_t> dim,
   ops::wait_for_host(in);
   k->reduce(a);
   if (want_values && is_floating_point(x.dtype()) && call.needs_grad())
-    autograd::record_extreme(x, dim, keepdim, r.values, r.indices);
+    autograd::record_extreme(op == OpId::Min, x, dim, keepdim, r.values, r.indices);
   return r;
 }
 
