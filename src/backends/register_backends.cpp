@@ -37,12 +37,12 @@ CudaBackend find_cuda_backend() noexcept {
   // machine's process free of the CUDA libraries the module needs.
   found.reason = cuda_backend::missing_driver_reason();
   if (!found.reason.empty()) return found;
-  const runtime::ModuleLookup module = runtime::load_backend_module("cuda", LOCUS_CUDA_MODULE_ENTRY);
-  if (!module.entry) {
+  const runtime::ModuleLookup module = runtime::load_backend_module("cuda");
+  if (!module.provides) {
     found.reason = module.reason;
     return found;
   }
-  found.entry = reinterpret_cast<cuda_backend::ModuleEntry (*)()>(module.entry)();
+  found.entry = *static_cast<const cuda_backend::ModuleEntry*>(module.provides);
 #endif
   return found;
 }

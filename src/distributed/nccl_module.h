@@ -16,6 +16,3 @@ using NcclGroupFactory = std::shared_ptr<ProcessGroup> (*)(const std::string& st
                                                            int device);
 
 }  // namespace locus::distributed
-
-/// The NCCL module's entry point, `extern "C"`, returning its NcclGroupFactory.
-#define LOCUS_NCCL_MODULE_ENTRY "locus_nccl_module_entry"

@@ -68,8 +68,8 @@ const NcclBackend& nccl_backend() {
       found.reason = "NCCL needs cuda devices, and cuda is not available: " + cuda::unavailable_reason();
       return found;
     }
-    const runtime::ModuleLookup module = runtime::load_backend_module("nccl", LOCUS_NCCL_MODULE_ENTRY);
-    if (module.entry) found.make = reinterpret_cast<NcclGroupFactory (*)()>(module.entry)();
+    const runtime::ModuleLookup module = runtime::load_backend_module("nccl");
+    if (module.provides) found.make = *static_cast<const NcclGroupFactory*>(module.provides);
     else found.reason = module.reason;
 #endif
     return found;

@@ -7,10 +7,10 @@
 //   liblocus_cuda.so.N  the CUDA backend (runtime, kernels, cuBLAS), src/backends/cuda
 //   liblocus_nccl.so.N  the NCCL process group, src/distributed/nccl
 // Each links against liblocus (one copy of the core's state, shared with the program) and
-// exports two C functions: locus_module_version(), the LOCUS_VERSION_STRING it was built with,
-// and its entry point, which hands the core what it plugs in (the CUDA module: a DeviceRuntime
-// and a KernelTable, src/backends/register_backends.cpp; the NCCL module: the factory of its
-// process group, src/distributed/process_group.cpp). The core loads a module the first time its
+// exports one C function, locus_module_entry() (LOCUS_BACKEND_MODULE): the LOCUS_VERSION_STRING
+// it was built with and what it plugs in (the CUDA module: a DeviceRuntime and a KernelTable,
+// src/backends/register_backends.cpp; the NCCL module: the factory of its process group,
+// src/distributed/process_group.cpp). One loader, load_backend_module, serves every module. The core loads a module the first time its
 // device type or backend is asked for, never at start-up, and the CUDA one only where a driver
 // is present; everything above src/backends reaches CUDA through DeviceRuntime and the kernel
 // table, so nothing else changes when the backend comes from a module. A static liblocus.a
@@ -79,7 +79,7 @@ std::vector<std::string> backend_module_dirs() {
   return dirs;
 }
 
-ModuleLookup load_backend_module(std::string_view name, const char* entry_symbol) noexcept {
+ModuleLookup load_backend_module(std::string_view name) noexcept {
   ModuleLookup found;
   try {
     const std::string file = backend_module_file(name);
@@ -94,16 +94,15 @@ ModuleLookup load_backend_module(std::string_view name, const char* entry_symbol
         found.reason = explain_dlopen_failure(path, error ? error : "unknown error");
         return found;
       }
-      auto version = reinterpret_cast<const char* (*)()>(dlsym(handle, LOCUS_MODULE_VERSION_SYMBOL));
-      if (!version) {
-        found.reason = path + " is not a Locus backend module (it has no " LOCUS_MODULE_VERSION_SYMBOL ")";
-      } else if (std::strcmp(version(), LOCUS_VERSION_STRING) != 0) {
-        found.reason = path + " was built for Locus " + version() + ", and this is Locus " LOCUS_VERSION_STRING;
-      } else if (void* entry = dlsym(handle, entry_symbol)) {
-        found.entry = entry;
-        return found;
+      auto entry = reinterpret_cast<const ModuleExports* (*)()>(dlsym(handle, LOCUS_MODULE_ENTRY_SYMBOL));
+      const ModuleExports* exports = entry ? entry() : nullptr;
+      if (!exports || !exports->version || !exports->provide) {
+        found.reason = path + " is not a Locus backend module (it has no " LOCUS_MODULE_ENTRY_SYMBOL ")";
+      } else if (std::strcmp(exports->version, LOCUS_VERSION_STRING) != 0) {
+        found.reason = path + " was built for Locus " + exports->version + ", and this is Locus " LOCUS_VERSION_STRING;
       } else {
-        found.reason = path + " has no entry point " + entry_symbol;
+        found.provides = exports->provide();
+        return found;
       }
       dlclose(handle);
       return found;

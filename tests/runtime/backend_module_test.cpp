@@ -73,47 +73,47 @@ TEST(BackendModule, LooksInBackendPathThenBesideLiblocus) {
 
 TEST(BackendModule, MissingModuleSaysWhereItLooked) {
   ModuleDir dir("absent");
-  const auto found = runtime::load_backend_module("absent", "locus_test_module_entry");
-  EXPECT_EQ(found.entry, nullptr);
+  const auto found = runtime::load_backend_module("absent");
+  EXPECT_EQ(found.provides, nullptr);
   EXPECT_EQ(found.reason, "the absent backend module (liblocus_absent.so.0) is not installed: looked in " + dir.dir() + ", " +
                               runtime::backend_module_dirs().back() + " (LOCUS_BACKEND_PATH adds directories)");
 }
 
 TEST(BackendModule, LoadsAModuleOfThisVersion) {
   ModuleDir dir("current", "current");
-  const auto found = runtime::load_backend_module("current", "locus_test_module_entry");
-  ASSERT_NE(found.entry, nullptr) << found.reason;
+  const auto found = runtime::load_backend_module("current");
+  ASSERT_NE(found.provides, nullptr) << found.reason;
   EXPECT_EQ(found.path, dir.path("current"));
-  EXPECT_EQ(reinterpret_cast<int (*)()>(found.entry)(), 42);
+  EXPECT_EQ(*static_cast<const int*>(found.provides), 42);
 }
 
 TEST(BackendModule, NamesTheLibraryAModuleNeeds) {
   ModuleDir dir("needy", "needs_dependency");
-  const auto found = runtime::load_backend_module("needy", "locus_test_module_entry");
-  EXPECT_EQ(found.entry, nullptr);
+  const auto found = runtime::load_backend_module("needy");
+  EXPECT_EQ(found.provides, nullptr);
   EXPECT_EQ(found.reason, dir.path("needy") +
                               " needs liblocus_test_dependency.so, which is missing (not installed, or not on the library path)");
 }
 
 TEST(BackendModule, RefusesAModuleOfAnotherVersion) {
   ModuleDir dir("old", "other_version");
-  const auto found = runtime::load_backend_module("old", "locus_test_module_entry");
-  EXPECT_EQ(found.entry, nullptr);
+  const auto found = runtime::load_backend_module("old");
+  EXPECT_EQ(found.provides, nullptr);
   EXPECT_EQ(found.reason, dir.path("old") + " was built for Locus 0.0.0-other, and this is Locus " + std::string(LOCUS_TEST_VERSION));
 }
 
 TEST(BackendModule, RefusesAModuleWithoutTheEntryPoint) {
-  ModuleDir dir("other", "current");
-  const auto found = runtime::load_backend_module("other", "no_such_entry");
-  EXPECT_EQ(found.entry, nullptr);
-  EXPECT_EQ(found.reason, dir.path("other") + " has no entry point no_such_entry");
+  ModuleDir dir("other", "no_entry");
+  const auto found = runtime::load_backend_module("other");
+  EXPECT_EQ(found.provides, nullptr);
+  EXPECT_EQ(found.reason, dir.path("other") + " is not a Locus backend module (it has no locus_module_entry)");
 }
 
 TEST(BackendModule, RefusesAFileThatIsNoLibrary) {
   ModuleDir dir("garbage");
   std::ofstream(dir.path("garbage")) << "not an ELF file";
-  const auto found = runtime::load_backend_module("garbage", "locus_test_module_entry");
-  EXPECT_EQ(found.entry, nullptr);
+  const auto found = runtime::load_backend_module("garbage");
+  EXPECT_EQ(found.provides, nullptr);
   EXPECT_EQ(found.reason.rfind(dir.path("garbage") + " could not be loaded: ", 0), 0u) << found.reason;
 }
 
@@ -139,12 +139,11 @@ TEST(BackendModule, ThisBuildsModulesLoad) {
   for (const char* name : {"cuda", "nccl"}) {
     const std::string file = runtime::backend_module_dirs().back() + "/" + runtime::backend_module_file(name);
     if (!fs::exists(file)) continue;  // a build without the CUDA toolkit, or a static one
-    const std::string entry = std::string("locus_") + name + "_module_entry";
     EXPECT_EXIT(
         {
-          const auto found = runtime::load_backend_module(name, entry.c_str());
-          if (!found.entry) fprintf(stderr, "%s\n", found.reason.c_str());
-          _exit(found.entry ? 0 : 1);
+          const auto found = runtime::load_backend_module(name);
+          if (!found.provides) fprintf(stderr, "%s\n", found.reason.c_str());
+          _exit(found.provides ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "")
         << file;

@@ -21,13 +21,10 @@ inline std::string missing_driver_reason() {
   return {};
 }
 
-/// The CUDA backend's runtime and kernels, as its module's entry point returns them.
+/// The CUDA backend's runtime and kernels, what its module provides (Note [Backend modules]).
 struct ModuleEntry {
   runtime::DeviceRuntime* runtime = nullptr;
   const ops::KernelTable* kernels = nullptr;
 };
 
 }  // namespace locus::cuda_backend
-
-/// The CUDA module's entry point, `extern "C"` so that the core finds it by name.
-#define LOCUS_CUDA_MODULE_ENTRY "locus_cuda_module_entry"
