@@ -14,12 +14,31 @@ LOCUS_API_BEGIN
 
 namespace locus {
 
-/// The kinds of device Locus knows. `Sim` is a simulated accelerator that lives in host memory
-/// behind its own allocator; it obeys every placement rule CUDA does (see docs/devices.md).
-enum class DeviceType : int8_t { CPU = 0, CUDA = 1, MPS = 2, Sim = 3 };
+/// Every device type Locus knows, once, in DeviceType's order (Note [Device type table],
+/// src/core/device.cpp): X(enumerator, name in device strings, name in messages, whether its
+/// devices are told apart by an index ("cuda:1"), why a build may lack its backend). A new device type is one row here;
+/// its backend registers in src/backends/register_backends.cpp (docs/design.md, "Backends").
+#define LOCUS_DEVICE_TYPES(X)                                                                         \
+  X(CPU, "cpu", "CPU", false, "built without a CPU backend")                                          \
+  X(CUDA, "cuda", "CUDA", true, "built without CUDA")                                                 \
+  X(MPS, "mps", "MPS", false,                                                                         \
+    "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend") \
+  X(Sim, "sim", "sim", true, "built without the sim backend")
+
+/// The kinds of device Locus knows (CPU = 0, CUDA = 1, MPS = 2, Sim = 3). `Sim` is a simulated
+/// accelerator that lives in host memory behind its own allocator; it obeys every placement rule
+/// CUDA does (see docs/devices.md).
+enum class DeviceType : int8_t {
+#define LOCUS_DEVICE_TYPE_ENUMERATOR(type, ...) type,
+  LOCUS_DEVICE_TYPES(LOCUS_DEVICE_TYPE_ENUMERATOR)
+#undef LOCUS_DEVICE_TYPE_ENUMERATOR
+};
 
 /// Number of entries in DeviceType; sizes per-type tables.
-inline constexpr int kNumDeviceTypes = 4;
+inline constexpr int kNumDeviceTypes = 0
+#define LOCUS_DEVICE_TYPE_COUNT(...) +1
+    LOCUS_DEVICE_TYPES(LOCUS_DEVICE_TYPE_COUNT);
+#undef LOCUS_DEVICE_TYPE_COUNT
 
 /// Lower-case name used in device strings: "cpu", "cuda", "mps", "sim".
 std::string_view device_type_name(DeviceType type) noexcept;

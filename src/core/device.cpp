@@ -5,42 +5,54 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "locus/errors.h"
 
 namespace locus {
 namespace {
 
-[[noreturn]] void reject(std::string_view spec, std::string_view why) {
-  throw ValueError("invalid device string '" + std::string(spec) + "' (" + std::string(why) +
-                   "): expected 'cpu', 'cuda', 'cuda:N', 'mps', 'sim' or 'sim:N', lower-case, with N a decimal "
-                   "index such as 'cuda:0'");
-}
-
 // Note [Device type table]
-// Every device type's names, once: the spelling in device strings and printing, the name in
-// messages, and why a build may lack it. Device::Device(string), device_type_name,
-// device_type_display_name and device_type_missing_reason all read this table.
+// Every device type's names, once (LOCUS_DEVICE_TYPES, include/locus/device.h): the spelling in
+// device strings and printing, the name in messages, whether its devices are told apart by an
+// index, and why a build may lack it. The enum, kNumDeviceTypes, Device::Device(string) and its error
+// message, device_type_name, device_type_display_name and device_type_missing_reason all come
+// from that one list.
 struct DeviceTypeInfo {
   DeviceType type;
   const char* name;     // "cuda": device strings, printing
   const char* display;  // "CUDA": messages
+  bool indexed;         // several devices: the message shows 'cuda:N' beside 'cuda'.
   const char* missing;  // why a build or machine has no backend for it
 };
 
 constexpr DeviceTypeInfo kDeviceTypes[] = {
-    {DeviceType::CPU, "cpu", "CPU", "built without a CPU backend"},
-    {DeviceType::CUDA, "cuda", "CUDA", "built without CUDA"},
-    {DeviceType::MPS, "mps", "MPS",
-     "MPS is Apple's Metal backend and needs macOS on Apple silicon; this build has no MPS backend"},
-    {DeviceType::Sim, "sim", "sim", "built without the sim backend"},
+#define LOCUS_DEVICE_TYPE_ROW(type, name, display, indexed, missing) {DeviceType::type, name, display, indexed, missing},
+    LOCUS_DEVICE_TYPES(LOCUS_DEVICE_TYPE_ROW)
+#undef LOCUS_DEVICE_TYPE_ROW
 };
-static_assert(std::size(kDeviceTypes) == static_cast<size_t>(kNumDeviceTypes), "one row per DeviceType");
+
+// "'cpu', 'cuda', 'cuda:N', ... or 'sim:N'": every spelling a device string can take.
+std::string device_string_forms() {
+  std::vector<std::string> forms;
+  for (const DeviceTypeInfo& info : kDeviceTypes) {
+    forms.push_back("'" + std::string(info.name) + "'");
+    if (info.indexed) forms.push_back("'" + std::string(info.name) + ":N'");
+  }
+  std::string text;
+  for (size_t i = 0; i < forms.size(); ++i) text += (i == 0 ? "" : i + 1 == forms.size() ? " or " : ", ") + forms[i];
+  return text;
+}
+
+[[noreturn]] void reject(std::string_view spec, std::string_view why) {
+  throw ValueError("invalid device string '" + std::string(spec) + "' (" + std::string(why) + "): expected " +
+                   device_string_forms() + ", lower-case, with N a decimal index such as 'cuda:0'");
+}
 
 const DeviceTypeInfo& info_of(DeviceType type) noexcept {
   for (const DeviceTypeInfo& info : kDeviceTypes)
     if (info.type == type) return info;
-  static constexpr DeviceTypeInfo kUnknown{DeviceType::CPU, "?", "?", "?"};
+  static constexpr DeviceTypeInfo kUnknown{DeviceType::CPU, "?", "?", false, "?"};
   return kUnknown;
 }
 
