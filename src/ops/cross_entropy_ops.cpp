@@ -3,6 +3,7 @@
 
 #include "src/ops/cross_entropy.h"
 
+#include <array>
 #include <cmath>
 
 #include "locus/autograd.h"
@@ -40,16 +41,17 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   const Tensor losses = empty_on(Shape{m}, dtype, device);
   const Tensor lse = empty_on(Shape{m}, lse_dtype(dtype), device);
   int64_t bad_row = -1, counted = 0;
+  CrossEntropyRows rows;
+  rows.device = detail::ordinal(device);
+  rows.dtype = dtype;
+  rows.m = m, rows.c = c;
+  rows.ignore = ignore_index;
   if (m > 0) {
-    CrossEntropyArgs a;
-    a.device = detail::ordinal(device);
-    a.dtype = dtype;
-    a.m = m, a.c = c;
     wait_for_host(x);
     wait_for_host(t);
-    a.logits = dense_operand(x);
-    a.target = dense_operand<int64_t>(t);
-    a.ignore = ignore_index;
+    rows.logits = dense_operand(x);
+    rows.target = dense_operand<int64_t>(t);
+    CrossEntropyArgs a{rows};
     a.losses = dense_result(losses);
     a.lse = dense_result(lse);
     a.bad_target = &bad_row;
@@ -71,8 +73,8 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   }
   if (!call.needs_grad()) return out;
   const Shape logits_shape = logits.shape();
-  const int64_t ignore = ignore_index;
-  autograd::record(out, "NllLossBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
+  // `rows` points into x and t: the node holds them, so the backward reads the same rows.
+  autograd::record(out, "NllLossBackward0", [=, held_rows = std::array{x, t}](const Tensor& g) -> std::vector<Tensor> {
     // Each row's factor: the output gradient, over the count for a mean (0 when nothing counts:
     // every row is ignored then, and PyTorch's gradient is 0).
     Tensor scale;
@@ -81,14 +83,8 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
     else scale = counted > 0 ? div(g, static_cast<double>(counted)) : mul(g, 0.0);
     const Tensor grad = empty_on(Shape{m, c}, dtype, device);
     if (m > 0 && c > 0) {
-      CrossEntropyGradArgs a;
-      a.device = detail::ordinal(device);
-      a.dtype = dtype;
-      a.m = m, a.c = c;
       wait_for_host(scale);
-      a.logits = dense_operand(x);
-      a.target = dense_operand<int64_t>(t);
-      a.ignore = ignore;
+      CrossEntropyGradArgs a{rows};
       a.lse = dense_operand(lse);
       a.scale = dense_operand(scale);
       a.scale_stride = reduction == Reduction::None ? 1 : 0;

@@ -279,29 +279,31 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void
 
 // Each *_like runs its factory inside a scope, so the factory's errors name the *_like the user
 // called (Note [Public op names]).
+namespace {
+template <class Factory>
+Tensor run_like(const char* name, const Tensor& like, std::optional<TensorOptions> o, Factory&& factory) {
+  const detail::PublicOpScope scope(name);
+  return factory(like.shape(), like_options(like, o));
+}
+}  // namespace
+
 Tensor empty_like(const Tensor& like, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("empty_like");
-  return empty(like.shape(), like_options(like, o));
+  return run_like("empty_like", like, o, [](const Shape& s, const TensorOptions& to) { return empty(s, to); });
 }
 Tensor zeros_like(const Tensor& like, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("zeros_like");
-  return zeros(like.shape(), like_options(like, o));
+  return run_like("zeros_like", like, o, [](const Shape& s, const TensorOptions& to) { return zeros(s, to); });
 }
 Tensor ones_like(const Tensor& like, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("ones_like");
-  return ones(like.shape(), like_options(like, o));
+  return run_like("ones_like", like, o, [](const Shape& s, const TensorOptions& to) { return ones(s, to); });
 }
 Tensor full_like(const Tensor& like, const Scalar& v, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("full_like");
-  return full(like.shape(), v, like_options(like, o));
+  return run_like("full_like", like, o, [&v](const Shape& s, const TensorOptions& to) { return full(s, v, to); });
 }
 Tensor rand_like(const Tensor& like, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("rand_like");
-  return rand(like.shape(), like_options(like, o));
+  return run_like("rand_like", like, o, [](const Shape& s, const TensorOptions& to) { return rand(s, to); });
 }
 Tensor randn_like(const Tensor& like, std::optional<TensorOptions> o) {
-  const detail::PublicOpScope scope("randn_like");
-  return randn(like.shape(), like_options(like, o));
+  return run_like("randn_like", like, o, [](const Shape& s, const TensorOptions& to) { return randn(s, to); });
 }
 
 namespace ops {

@@ -100,17 +100,22 @@ struct OptimizerStepArgs : OptimizerHyperparameters {
   const int64_t* numel = nullptr;
 };
 
-/// cross_entropy with class-index targets over contiguous logits [m, c], in one pass per row:
-/// `losses[i]` = logsumexp(logits[i]) - logits[i, target[i]] (0 for an ignored target) and
-/// `lse[i]` the logsumexp, kept for the backward. A target outside [0, c) that is not `ignore`
-/// is reported through `bad_target` (the host reads it: only host-addressable devices).
-struct CrossEntropyArgs {
+/// What the cross-entropy forward and backward both read: `m` rows of `c` class logits of
+/// `dtype` (contiguous), one int64 target per row, and the target that is ignored.
+struct CrossEntropyRows {
   int device = 0;  ///< index of the device the operands live on
   DType dtype;
   int64_t m = 0, c = 0;
   const char* logits = nullptr;
   const int64_t* target = nullptr;
   int64_t ignore = -100;
+};
+
+/// cross_entropy with class-index targets over contiguous logits [m, c], in one pass per row:
+/// `losses[i]` = logsumexp(logits[i]) - logits[i, target[i]] (0 for an ignored target) and
+/// `lse[i]` the logsumexp, kept for the backward. A target outside [0, c) that is not `ignore`
+/// is reported through `bad_target` (the host reads it: only host-addressable devices).
+struct CrossEntropyArgs : CrossEntropyRows {
   char* losses = nullptr;  ///< m elements of `dtype`
   char* lse = nullptr;     ///< m elements of the compute type (float64 for float64, else float32)
   int64_t* bad_target = nullptr;  ///< set to the row of the first bad target, else left at -1
@@ -120,13 +125,7 @@ struct CrossEntropyArgs {
 /// The backward of CrossEntropyArgs in one pass: grad_logits[i, j] = scale[i] *
 /// (exp(logits[i, j] - lse[i]) - [j == target[i]]), 0 on ignored rows; `scale` holds one
 /// element per row (stride 1) or one for all (stride 0).
-struct CrossEntropyGradArgs {
-  int device = 0;
-  DType dtype;
-  int64_t m = 0, c = 0;
-  const char* logits = nullptr;
-  const int64_t* target = nullptr;
-  int64_t ignore = -100;
+struct CrossEntropyGradArgs : CrossEntropyRows {
   const char* lse = nullptr;    ///< CrossEntropyArgs::lse
   const char* scale = nullptr;  ///< of `dtype`
   int64_t scale_stride = 0;

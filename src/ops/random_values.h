@@ -36,4 +36,15 @@ LOCUS_HOST_DEVICE inline double random_value(ops::OpId op, int mantissa_bits, ui
   return low + static_cast<double>(((uint64_t{r[1]} << 32) | r[0]) % range);
 }
 
+/// Element `i` of the tensor that `a` (ops::RandomArgs) describes, scaled as its op asks: rand's
+/// range [low, high) (uniform_: low + (high - low) u) and randn's mean and standard deviation
+/// (normal_: low + high z). Both kernels call this, so the scaling is written once.
+template <class Args>
+LOCUS_HOST_DEVICE inline double random_element(const Args& a, int mantissa_bits, int64_t i) {
+  const double v = random_value(a.op, mantissa_bits, a.seed, a.offset, i, a.low, a.high);
+  if (a.op == ops::OpId::Rand) return a.low + (a.high - a.low) * v;
+  if (a.op == ops::OpId::Randn) return a.low + a.high * v;
+  return v;
+}
+
 }  // namespace locus::runtime

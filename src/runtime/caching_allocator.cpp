@@ -166,20 +166,21 @@ void CachingAllocator::free(Block* block) noexcept {
 void CachingAllocator::free_block(Block* block) noexcept {
   Pool& pool = *block->pool;
   auto mergeable = [&](Block* n) { return n && !n->allocated && n->pending_events == 0 && pool.count(n); };
+  // Joins `second`, the free block right after `first` in the segment, into `first`.
+  auto join = [](Block* first, Block* second) noexcept {
+    first->size += second->size;
+    first->next = second->next;
+    if (first->next) first->next->prev = first;
+    delete second;
+  };
   if (Block* p = block->prev; mergeable(p)) {
     pool.erase(p);
-    p->size += block->size;
-    p->next = block->next;
-    if (p->next) p->next->prev = p;
-    delete block;
+    join(p, block);
     block = p;
   }
   if (Block* n = block->next; mergeable(n)) {
     pool.erase(n);
-    block->size += n->size;
-    block->next = n->next;
-    if (block->next) block->next->prev = block;
-    delete n;
+    join(block, n);
   }
   pool.insert(block);
 }

@@ -20,9 +20,7 @@ void generate_typed(const ops::RandomArgs& a) {
   const bool parallel = a.numel * 16 >= kParallelBytes;
   parallel_for(a.numel, parallel, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      double v = runtime::random_value(a.op, kMantissaBits<T>, a.seed, a.offset, i, a.low, a.high);
-      if (a.op == ops::OpId::Rand) v = a.low + (a.high - a.low) * v;  // uniform_'s range (RandomArgs)
-      else if (a.op == ops::OpId::Randn) v = a.low + a.high * v;      // normal_'s mean and std
+      const double v = runtime::random_element(a, kMantissaBits<T>, i);
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         out[i] = static_cast<T>(v);
       } else {

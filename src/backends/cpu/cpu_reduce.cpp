@@ -59,14 +59,11 @@ acc_t<T> sum_run(const char* p, int64_t stride, int64_t n) {
   return total;
 }
 
-// Walks the input in memory order: runs along the innermost dim either fold into one output
-// (innermost dim reduced) or add elementwise into a row of outputs (innermost dim kept).
-template <class T>
-void accumulate_range(const ops::ReduceArgs& a, acc_t<T>* acc, int64_t begin, int64_t end) {
+// Calls visit(row start, output offset) for the rows [begin, end) of the input
+// (every dim but the innermost), in memory order.
+template <class Visit>
+void for_each_row(const ops::ReduceArgs& a, int64_t begin, int64_t end, Visit&& visit) {
   const int nd = static_cast<int>(a.shape.size());
-  const int64_t inner = a.shape[nd - 1];
-  const int64_t in_inner = a.in_strides[nd - 1];
-  const int64_t out_inner = a.out_strides[nd - 1];  // in acc elements
   int64_t idx[64];
   int64_t rem = begin;
   for (int d = nd - 2; d >= 0; --d) {
@@ -80,17 +77,30 @@ void accumulate_range(const ops::ReduceArgs& a, acc_t<T>* acc, int64_t begin, in
       p += idx[d] * a.in_strides[d];
       o += idx[d] * a.out_strides[d];
     }
+    visit(p, o);
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < a.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Walks the input in memory order: runs along the innermost dim either fold into one output
+// (innermost dim reduced) or add elementwise into a row of outputs (innermost dim kept).
+template <class T>
+void accumulate_range(const ops::ReduceArgs& a, acc_t<T>* acc, int64_t begin, int64_t end) {
+  const int nd = static_cast<int>(a.shape.size());
+  const int64_t inner = a.shape[nd - 1];
+  const int64_t in_inner = a.in_strides[nd - 1];
+  const int64_t out_inner = a.out_strides[nd - 1];  // in acc elements
+  for_each_row(a, begin, end, [&](const char* p, int64_t o) {
     if (out_inner == 0) {
       acc[o] += sum_run<T>(p, in_inner, inner);
     } else {
       for (int64_t i = 0; i < inner; ++i)
         acc[o + i * out_inner] += static_cast<acc_t<T>>(compute_t<T>(*reinterpret_cast<const T*>(p + i * in_inner)));
     }
-    for (int d = nd - 2; d >= 0; --d) {
-      if (++idx[d] < a.shape[d]) break;
-      idx[d] = 0;
-    }
-  }
+  });
 }
 
 template <class T>
@@ -158,26 +168,10 @@ void fold_range(const ops::ReduceArgs& a, ops::fn::State<acc_t<T>>* states, int6
   const int64_t inner = a.shape[nd - 1];
   const int64_t in_inner = a.in_strides[nd - 1];
   const int64_t out_inner = a.out_strides[nd - 1];
-  int64_t idx[64];
-  int64_t rem = begin;
-  for (int d = nd - 2; d >= 0; --d) {
-    idx[d] = rem % a.shape[d];
-    rem /= a.shape[d];
-  }
-  for (int64_t row = begin; row < end; ++row) {
-    const char* p = a.in;
-    int64_t o = 0;
-    for (int d = 0; d < nd - 1; ++d) {
-      p += idx[d] * a.in_strides[d];
-      o += idx[d] * a.out_strides[d];
-    }
+  for_each_row(a, begin, end, [&](const char* p, int64_t o) {
     for (int64_t i = 0; i < inner; ++i)
       F::step(states[o + i * out_inner], static_cast<A>(compute_t<T>(*reinterpret_cast<const T*>(p + i * in_inner))));
-    for (int d = nd - 2; d >= 0; --d) {
-      if (++idx[d] < a.shape[d]) break;
-      idx[d] = 0;
-    }
-  }
+  });
 }
 
 template <class F, class T>

@@ -151,22 +151,9 @@ Graph build(const ops::AttentionArgs& a, Pass pass, Bias bias, cudnnHandle_t han
   return built;
 }
 
-// The calling thread's graph for `a`'s pass. Never destroyed, as the handles: the main thread's
-// would otherwise be torn down at exit, after the CUDA context.
+// The calling thread's graph for `a`'s pass.
 const Graph& graph_for(const ops::AttentionArgs& a, Pass pass, Bias bias, cudnnHandle_t handle) {
-  thread_local std::map<GraphKey, Graph>& graphs = *new std::map<GraphKey, Graph>;
-  const GraphKey key = key_of(a, pass, bias);
-  auto it = graphs.find(key);
-  if (it == graphs.end()) {
-    Graph built;
-    try {
-      built = build(a, pass, bias, handle);
-    } catch (const std::exception&) {
-      built = Graph{};  // cudnn-frontend throws for some refusals: the next path runs instead
-    }
-    it = graphs.emplace(key, std::move(built)).first;
-  }
-  return it->second;
+  return cached_graph<GraphKey, Graph>(key_of(a, pass, bias), [&] { return build(a, pass, bias, handle); });
 }
 
 }  // namespace
@@ -177,14 +164,8 @@ bool cudnn_attention(const ops::AttentionArgs& a) {
   if (a.batch == 0 || a.length == 0 || a.keys == 0 || a.features == 0 || a.value_features == 0) return false;
   Bias bias;
   if (!bias_form(a, &bias)) return false;
-  for (const void* p : {static_cast<const void*>(a.q), static_cast<const void*>(a.k), static_cast<const void*>(a.v),
-                        static_cast<const void*>(a.out), static_cast<const void*>(a.lse),
-                        static_cast<const void*>(bias != Bias::None ? a.mask : nullptr)})
-    if (!cudnn_aligned(p)) return false;
-  if (a.pass == Pass::Backward)
-    for (const void* p : {static_cast<const void*>(a.grad_out), static_cast<const void*>(a.grad_q),
-                          static_cast<const void*>(a.grad_k), static_cast<const void*>(a.grad_v)})
-      if (!cudnn_aligned(p)) return false;
+  if (!cudnn_aligned({a.q, a.k, a.v, a.out, a.lse, bias != Bias::None ? a.mask : nullptr})) return false;
+  if (a.pass == Pass::Backward && !cudnn_aligned({a.grad_out, a.grad_q, a.grad_k, a.grad_v})) return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
   const cudnnHandle_t handle = cudnn_handle(a.device);

@@ -119,23 +119,10 @@ Plan build(const ops::ConvArgs& a, bool tf32, cudnnHandle_t handle) {
   return plan;
 }
 
-// The calling thread's plan for `a` (Note [cuDNN convolutions]). Never destroyed, as the
-// handles: the main thread's would otherwise be torn down at exit, after the CUDA context.
+// The calling thread's plan for `a` (Note [cuDNN convolutions]).
 const Plan& plan_for(const ops::ConvArgs& a, cudnnHandle_t handle) {
-  thread_local std::map<PlanKey, Plan>& plans = *new std::map<PlanKey, Plan>;
   const bool tf32 = a.dtype == DType::Float32 && cuda::allow_tf32();
-  const PlanKey key = key_of(a, tf32);
-  auto it = plans.find(key);
-  if (it == plans.end()) {
-    Plan plan;
-    try {
-      plan = build(a, tf32, handle);
-    } catch (const std::exception&) {
-      plan = Plan{};  // cudnn-frontend throws for some refusals: the general path runs instead
-    }
-    it = plans.emplace(key, std::move(plan)).first;
-  }
-  return it->second;
+  return cached_graph<PlanKey, Plan>(key_of(a, tf32), [&] { return build(a, tf32, handle); });
 }
 
 }  // namespace
@@ -145,10 +132,7 @@ bool cudnn_convolution(const ops::ConvArgs& a) {
   if (a.n == 0 || a.c_in == 0 || a.c_out == 0 || a.out_h == 0 || a.out_w == 0) return false;
   // A misaligned view among the graph's operands declines, and the general path runs (the bias
   // goes to Locus's own kernel, which takes any element alignment).
-  for (const void* p : {static_cast<const void*>(a.input), static_cast<const void*>(a.weight),
-                        static_cast<const void*>(a.grad_output), static_cast<const void*>(a.output),
-                        static_cast<const void*>(a.grad_input), static_cast<const void*>(a.grad_weight)})
-    if (!cudnn_aligned(p)) return false;
+  if (!cudnn_aligned({a.input, a.weight, a.grad_output, a.output, a.grad_input, a.grad_weight})) return false;
   activate(a.device);
   const cudaStream_t stream = current_native_stream(a.device);
   const cudnnHandle_t handle = cudnn_handle(a.device);

@@ -5,6 +5,10 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <map>
+#include <utility>
 
 #include <cudnn_frontend.h>
 
@@ -30,5 +34,32 @@ cudnn_frontend::DataType_t cudnn_io_type(DType dtype);
 /// a DLPack import): the graphs decline such an operand, and the next path runs, rather than let
 /// cuDNN compute garbage or fault on it.
 inline bool cudnn_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+/// Whether every one of `operands` is cudnn_aligned.
+inline bool cudnn_aligned(std::initializer_list<const void*> operands) {
+  for (const void* p : operands)
+    if (!cudnn_aligned(p)) return false;
+  return true;
+}
+
+/// The calling thread's graph for `key`, which `build()` makes the first time. cudnn-frontend
+/// refuses some graphs by throwing: that caches an empty `Built`, whose null graph the caller
+/// declines, so the next path runs. Never destroyed, as the handles: the main thread's would
+/// otherwise be torn down at exit, after the CUDA context.
+template <class Key, class Built, class Build>
+const Built& cached_graph(const Key& key, Build&& build) {
+  thread_local std::map<Key, Built>& cache = *new std::map<Key, Built>;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Built built;
+    try {
+      built = build();
+    } catch (const std::exception&) {
+      built = Built{};
+    }
+    it = cache.emplace(key, std::move(built)).first;
+  }
+  return it->second;
+}
 
 }  // namespace locus::cuda_backend

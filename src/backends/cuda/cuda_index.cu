@@ -21,19 +21,31 @@
 namespace locus::cuda_backend {
 namespace {
 
+// Element r of a contiguous [outer, dim, inner] block, as its three coordinates.
+struct Coords {
+  int64_t o, j, i;
+};
+__device__ __forceinline__ Coords coords_of(int64_t r, int64_t dim, int64_t inner) {
+  return {r / (inner * dim), (r / inner) % dim, r % inner};
+}
+
+// Calls f(r) for every r in [0, n), the grid's threads taking turns (a grid-stride loop).
+template <class F>
+__device__ __forceinline__ void for_each_element(int64_t n, F f) {
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < n;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    f(r);
+}
+
 // Elements move as raw words of their size: the dtype does not matter to a gather.
 template <class W>
 __global__ void __launch_bounds__(kBlock) index_kernel(ops::IndexArgs p) {
-  const int64_t total = p.outer * p.out_dim * p.inner;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < total;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = r % p.inner;
-    const int64_t j = (r / p.inner) % p.out_dim;
-    const int64_t o = r / (p.inner * p.out_dim);
-    int64_t k = p.op == ops::OpId::Gather ? p.index[r] : p.index[j];
+  for_each_element(p.outer * p.out_dim * p.inner, [&](int64_t r) {
+    const Coords c = coords_of(r, p.out_dim, p.inner);
+    int64_t k = p.op == ops::OpId::Gather ? p.index[r] : p.index[c.j];
     if (k < 0 || k >= p.in_dim) k = 0;  // reported by the deferred check; never read out of bounds
-    reinterpret_cast<W*>(p.out)[r] = reinterpret_cast<const W*>(p.in)[(o * p.in_dim + k) * p.inner + i];
-  }
+    reinterpret_cast<W*>(p.out)[r] = reinterpret_cast<const W*>(p.in)[(c.o * p.in_dim + k) * p.inner + c.i];
+  });
 }
 
 // Adds v to *p atomically. float, double, the 16-bit floats (sm_70/sm_80 and up; the build
@@ -75,19 +87,16 @@ __device__ __forceinline__ void atomic_add(T* p, T v) {
 // [Deterministic scatters] in cpu_index.cpp). IndexAdd takes index_add_kernel below.
 template <class T>
 __global__ void __launch_bounds__(kBlock) scatter_kernel(ops::IndexArgs p) {
-  const int64_t total = p.outer * p.in_dim * p.inner;
   const auto* in = reinterpret_cast<const T*>(p.in);
   auto* out = reinterpret_cast<T*>(p.out);
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < total;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = r % p.inner;
-    const int64_t o = r / (p.inner * p.in_dim);
+  for_each_element(p.outer * p.in_dim * p.inner, [&](int64_t r) {
+    const Coords c = coords_of(r, p.in_dim, p.inner);
     const int64_t k = p.index[r];
-    if (k < 0 || k >= p.out_dim) continue;  // reported by the deferred check
-    T* dst = out + (o * p.out_dim + k) * p.inner + i;
+    if (k < 0 || k >= p.out_dim) return;  // reported by the deferred check
+    T* dst = out + (c.o * p.out_dim + k) * p.inner + c.i;
     if (p.op == ops::OpId::Scatter) *dst = in[r];
     else atomic_add(dst, in[r]);
-  }
+  });
 }
 
 unsigned grid_for(int64_t n) {
@@ -96,9 +105,7 @@ unsigned grid_for(int64_t n) {
 }
 
 __global__ void __launch_bounds__(kBlock) positions_kernel(int64_t* positions, int64_t n) {
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < n;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    positions[r] = r;
+  for_each_element(n, [&](int64_t r) { positions[r] = r; });
 }
 
 // The first of the n sorted keys that is not below k.
@@ -116,24 +123,20 @@ __device__ __forceinline__ int64_t lower_bound(const int64_t* keys, int64_t n, i
 template <class T>
 __global__ void __launch_bounds__(kBlock) index_add_kernel(ops::IndexArgs p, const int64_t* sorted_index,
                                                            const int64_t* positions) {
-  const int64_t total = p.outer * p.out_dim * p.inner;
   const auto* in = reinterpret_cast<const T*>(p.in);
   auto* out = reinterpret_cast<T*>(p.out);
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < total;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = r % p.inner;
-    const int64_t k = (r / p.inner) % p.out_dim;
-    const int64_t o = r / (p.inner * p.out_dim);
-    const int64_t first = lower_bound(sorted_index, p.in_dim, k), last = lower_bound(sorted_index, p.in_dim, k + 1);
-    if (first == last) continue;
+  for_each_element(p.outer * p.out_dim * p.inner, [&](int64_t r) {
+    const Coords c = coords_of(r, p.out_dim, p.inner);  // c.j: the row of `out` it sums into
+    const int64_t first = lower_bound(sorted_index, p.in_dim, c.j), last = lower_bound(sorted_index, p.in_dim, c.j + 1);
+    if (first == last) return;
     T sum = out[r];
     for (int64_t s = first; s < last; ++s) {
-      const T v = in[(o * p.in_dim + positions[s]) * p.inner + i];
+      const T v = in[(c.o * p.in_dim + positions[s]) * p.inner + c.i];
       if constexpr (std::is_same_v<T, bool>) sum = sum || v;
       else sum = static_cast<T>(static_cast<compute_t<T>>(sum) + static_cast<compute_t<T>>(v));
     }
     out[r] = sum;
-  }
+  });
 }
 
 size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }

@@ -41,6 +41,19 @@ struct Launch {
   explicit Launch(int d) : device(d), stream(current_native_stream(d)) { activate(d); }
 };
 
+// The entries whose launcher needs nothing but the args and the stream: the launch on the
+// current stream of the args' device, an error naming `kOp`, or the args' own `op` when kOp is
+// left at kCount.
+template <auto Launcher, ops::OpId kOp = ops::OpId::kCount, class Args>
+void on_stream(const Args& a) {
+  Launch l(a.device);
+  if constexpr (kOp == ops::OpId::kCount) {
+    check_op(Launcher(a, l.stream), a.op);
+  } else {
+    check_op(Launcher(a, l.stream), kOp);
+  }
+}
+
 template <ops::OpId Op>
 void elementwise(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
   Launch l(it.device);
@@ -75,26 +88,11 @@ void softmax(const ops::SoftmaxArgs& a) {
   check_op(launch_softmax(a, l.stream), a.log ? ops::OpId::LogSoftmax : ops::OpId::Softmax);
 }
 
-void im2col(const ops::Im2colArgs& a) {
-  Launch l(a.device);
-  check_op(launch_im2col(a, l.stream), a.op);
-}
-
-void batch_norm(const ops::BatchNormArgs& a) {
-  Launch l(a.device);
-  check_op(launch_batch_norm(a, l.stream), ops::OpId::BatchNorm);
-}
-
 void sort(const ops::SortArgs& a) {
   Launch l(a.device);
   const size_t bytes = sort_workspace_bytes(a);
   detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
   check_op(launch_sort(a, work.get(), l.stream), a.op);
-}
-
-void scan(const ops::ScanArgs& a) {
-  Launch l(a.device);
-  check_op(launch_scan(a, l.stream), a.op);
 }
 
 // The indices were checked by the front end on the device (Note [Deferred checks]); the kernel
@@ -104,21 +102,6 @@ void index(const ops::IndexArgs& a) {
   const size_t bytes = index_workspace_bytes(a);
   detail::DataPtr work = bytes ? device_scratch(a.device, bytes) : detail::DataPtr();
   check_op(launch_index(a, work.get(), l.stream), a.op);
-}
-
-void random(const ops::RandomArgs& a) {
-  Launch l(a.device);
-  check_op(launch_random(a, l.stream), a.op);
-}
-
-void unscale(const ops::UnscaleArgs& a) {
-  Launch l(a.device);
-  check_op(launch_unscale(a, l.stream), ops::OpId::UnscaleGrads);
-}
-
-void optimizer_step(const ops::OptimizerStepArgs& a) {
-  Launch l(a.device);
-  check_op(launch_optimizer_step(a, l.stream), ops::OpId::OptimizerStep);
 }
 
 }  // namespace
@@ -135,19 +118,19 @@ const ops::KernelTable& kernel_table() noexcept {
     t.elementwise[static_cast<int>(ops::OpId::Fill)] = &fill;
     t.reduce = &reduce;
     t.softmax = &softmax;
-    t.im2col = &im2col;
-    t.batch_norm = &batch_norm;
+    t.im2col = &on_stream<launch_im2col>;
+    t.batch_norm = &on_stream<launch_batch_norm, ops::OpId::BatchNorm>;
 #if LOCUS_WITH_CUDNN
     t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
     t.attention = &cudnn_attention;      // Note [cuDNN attention]
 #endif
     t.sort = &sort;
-    t.scan = &scan;
+    t.scan = &on_stream<launch_scan>;
     t.matmul = &matmul;
     t.index = &index;
-    t.random = &random;
-    t.unscale = &unscale;
-    t.optimizer_step = &optimizer_step;
+    t.random = &on_stream<launch_random>;
+    t.unscale = &on_stream<launch_unscale, ops::OpId::UnscaleGrads>;
+    t.optimizer_step = &on_stream<launch_optimizer_step, ops::OpId::OptimizerStep>;
     t.defer_check = &defer_check;
     return t;
   }();

@@ -18,9 +18,7 @@ __global__ void __launch_bounds__(kBlock) random_kernel(ops::RandomArgs a) {
   T* out = reinterpret_cast<T*>(a.out);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.numel;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    double v = runtime::random_value(a.op, kMantissaBits<T>, a.seed, a.offset, i, a.low, a.high);
-    if (a.op == ops::OpId::Rand) v = a.low + (a.high - a.low) * v;  // uniform_'s range (RandomArgs)
-    else if (a.op == ops::OpId::Randn) v = a.low + a.high * v;      // normal_'s mean and std
+    const double v = runtime::random_element(a, kMantissaBits<T>, i);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) out[i] = static_cast<T>(v);
     else out[i] = convert<T>(static_cast<compute_t<T>>(v));
   }
