@@ -163,7 +163,7 @@ std::string GroupNormImpl::extra_repr() const {
          ", eps=" + detail::python_float(options.eps()) + ", affine=" + (options.affine() ? "True" : "False");
 }
 
-Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& o) : options(o) {
+Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& o) : OptionsModule(o) {
   if (!(o.p() >= 0 && o.p() <= 1))
     throw ValueError("Dropout2d: dropout probability has to be between 0 and 1, but got " + detail::python_float(o.p()));
 }

@@ -18,6 +18,7 @@ LOCUS_API_BEGIN
 #include "locus/nn/functional/normalization.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 
 namespace locus::nn {
 
@@ -188,17 +189,14 @@ using Dropout2dOptions = functional::Dropout2dFuncOptions;
 
 /// F::dropout2d as a layer: whole channels zeroed in training mode, the identity in eval mode.
 /// ValueError unless 0 <= p <= 1.
-class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
+class Dropout2dImpl : public OptionsModule<Dropout2dImpl, Dropout2dOptions> {
  public:
   /// A layer with `options` (p alone converts).
   explicit Dropout2dImpl(const Dropout2dOptions& options_ = {});
-  void reset() override {}
   /// F::dropout2d with the module's training mode.
   Tensor forward(const Tensor& input) override;
   /// PyTorch's "p=0.5, inplace=False".
   std::string extra_repr() const override;
-  /// The options the layer was built with.
-  Dropout2dOptions options;
 };
 LOCUS_MODULE(Dropout2d);
 
