@@ -29,52 +29,31 @@ std::string inplace_suffix(bool inplace, bool first) {
 
 }  // namespace
 
-Tensor LeakyReLUImpl::forward(const Tensor& x) {
-  return functional::leaky_relu(x, options);
-}
 std::string LeakyReLUImpl::extra_repr() const {
   return "negative_slope=" + python_float(options.negative_slope()) + inplace_suffix(options.inplace(), false);
 }
 
-Tensor ELUImpl::forward(const Tensor& x) { return functional::elu(x, options); }
 std::string ELUImpl::extra_repr() const {
   return "alpha=" + python_float(options.alpha()) + inplace_suffix(options.inplace(), false);
 }
 
-Tensor SELUImpl::forward(const Tensor& x) { return functional::selu(x, options); }
 std::string SELUImpl::extra_repr() const { return inplace_suffix(options.inplace(), true); }
 
-Tensor SiLUImpl::forward(const Tensor& x) { return silu(x); }
-Tensor MishImpl::forward(const Tensor& x) { return mish(x); }
-
-Tensor SoftplusImpl::forward(const Tensor& x) { return functional::softplus(x, options); }
 std::string SoftplusImpl::extra_repr() const {
   return "beta=" + python_number(options.beta()) + ", threshold=" + python_number(options.threshold());
 }
 
-HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : options(options_) {
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : FunctionalModule(options_) {
   if (!(options.max_val() > options.min_val()))
     throw ValueError("Hardtanh: max_val must be greater than min_val, got min_val=" + python_float(options.min_val()) +
                      " and max_val=" + python_float(options.max_val()));
 }
-Tensor HardtanhImpl::forward(const Tensor& x) { return functional::hardtanh(x, options); }
 std::string HardtanhImpl::extra_repr() const {
   return "min_val=" + python_float(options.min_val()) + ", max_val=" + python_float(options.max_val()) +
          inplace_suffix(options.inplace(), false);
 }
 
-Tensor ReLU6Impl::forward(const Tensor& x) { return functional::relu6(x, options); }
 std::string ReLU6Impl::extra_repr() const { return inplace_suffix(options.inplace(), true); }
-
-Tensor HardsigmoidImpl::forward(const Tensor& x) { return hardsigmoid(x); }
-Tensor HardswishImpl::forward(const Tensor& x) { return hardswish(x); }
-Tensor LogSigmoidImpl::forward(const Tensor& x) { return logsigmoid(x); }
-
-Tensor SoftmaxImpl::forward(const Tensor& x) { return softmax(x, options.dim()); }
-std::string SoftmaxImpl::extra_repr() const { return "dim=" + std::to_string(options.dim()); }
-
-Tensor LogSoftmaxImpl::forward(const Tensor& x) { return log_softmax(x, options.dim()); }
-std::string LogSoftmaxImpl::extra_repr() const { return "dim=" + std::to_string(options.dim()); }
 
 namespace functional {
 

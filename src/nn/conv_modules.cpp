@@ -1,5 +1,6 @@
-// nn::Conv1d, nn::Conv2d, nn::ConvTranspose2d: parameters, PyTorch's initialisation and repr,
-// and padding_mode (the input padded by F::pad before a convolution without padding).
+// nn::Conv1d, nn::Conv2d, nn::ConvTranspose2d, written once over the number of spatial dims
+// (ConvLayerBase, ConvNdImpl, ConvTransposeNdImpl): parameters, PyTorch's initialisation and
+// repr, and padding_mode (the input padded by F::pad before a convolution without padding).
 
 #include <algorithm>
 #include <cmath>
@@ -119,127 +120,125 @@ int64_t kernel_elements(const ExpandingArray<D>& k) {
   return n;
 }
 
+template <class Options>
+constexpr bool is_transposed = false;
+template <size_t D>
+constexpr bool is_transposed<ConvTransposeOptions<D>> = true;
+
+// The layer's name in its errors: "Conv2d", "ConvTranspose2d".
+template <size_t D, class Options>
+std::string layer_name() {
+  return std::string(is_transposed<Options> ? "ConvTranspose" : "Conv") + std::to_string(D) + "d";
+}
+
+// F::conv1d or F::conv2d, as D says.
+template <size_t D>
+Tensor conv_function(const Tensor& input, const Tensor& weight, const functional::ConvFuncOptions<D>& f) {
+  if constexpr (D == 1) return functional::conv1d(input, weight, f);
+  else return functional::conv2d(input, weight, f);
+}
+
+// F::conv_transpose2d with the layer's options and `output_padding`.
+template <size_t D>
+Tensor conv_transpose(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvTransposeOptions<D>& o,
+                      const ExpandingArray<D>& output_padding) {
+  static_assert(D == 2, "F::conv_transpose2d is the only transposed convolution");
+  return functional::conv_transpose2d(input, weight,
+                                      functional::ConvTranspose2dFuncOptions()
+                                          .bias(bias)
+                                          .stride(o.stride())
+                                          .dilation(o.dilation())
+                                          .groups(o.groups())
+                                          .padding(o.padding())
+                                          .output_padding(output_padding));
+}
+
 }  // namespace
 
-Conv1dImpl::Conv1dImpl(const Conv1dOptions& options_) : options(options_) {
-  check_layer("Conv1d", options.in_channels(), options.out_channels(), options.groups(), options.kernel_size().vec(),
-              options.stride().vec(), options.padding().is_same());
+template <size_t D, class Derived, class Options>
+ConvLayerBase<D, Derived, Options>::ConvLayerBase(const Options& options_) : options(options_) {
+  const std::string name = layer_name<D, Options>();
+  bool same = false;
+  if constexpr (!is_transposed<Options>) same = options.padding().is_same();
+  check_layer(name.c_str(), options.in_channels(), options.out_channels(), options.groups(), options.kernel_size().vec(),
+              options.stride().vec(), same);
+  if (is_transposed<Options> && options.padding_mode() != kZeros)
+    throw ValueError(name + ": only \"zeros\" padding mode is supported for " + name);
   reset();
   reset_parameters();
 }
 
-void Conv1dImpl::reset() {
-  weight = register_parameter("weight", empty({options.out_channels(), options.in_channels() / options.groups(),
-                                               options.kernel_size()[0]}));
-  bias = options.bias() ? register_parameter("bias", empty({options.out_channels()})) : Tensor();
+template <size_t D, class Derived, class Options>
+void ConvLayerBase<D, Derived, Options>::reset() {
+  // A transposed layer's weight maps output channels back to input ones: [C_in, C_out / groups, k...].
+  const bool transposed = is_transposed<Options>;
+  std::vector<int64_t> shape = {transposed ? options.in_channels() : options.out_channels(),
+                                (transposed ? options.out_channels() : options.in_channels()) / options.groups()};
+  for (size_t i = 0; i < D; ++i) shape.push_back(options.kernel_size()[i]);
+  weight = this->register_parameter("weight", locus::empty(shape));
+  bias = options.bias() ? this->register_parameter("bias", empty({options.out_channels()})) : Tensor();
 }
 
-void Conv1dImpl::reset_parameters() {
-  draw_uniform(weight, bias, options.in_channels() / options.groups() * kernel_elements(options.kernel_size()));
+template <size_t D, class Derived, class Options>
+void ConvLayerBase<D, Derived, Options>::reset_parameters() {
+  // The fan-in is the weight's dim 1 times the kernel: out_channels / groups for a transposed
+  // layer, as PyTorch computes it.
+  draw_uniform(weight, bias, weight.size(1) * kernel_elements(options.kernel_size()));
 }
 
-Tensor Conv1dImpl::forward(const Tensor& input) {
-  return conv_forward<1>(input, weight, bias, options, [](const Tensor& x, const Tensor& w, const auto& f) {
-    return functional::conv1d(x, w, f);
-  });
-}
-
-std::string Conv1dImpl::extra_repr() const {
-  return conv_repr(options, bias.defined(), padding_text(options.padding()), padding_is_default(options.padding()), {});
-}
-
-Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : options(options_) {
-  check_layer("Conv2d", options.in_channels(), options.out_channels(), options.groups(), options.kernel_size().vec(),
-              options.stride().vec(), options.padding().is_same());
-  reset();
-  reset_parameters();
-}
-
-void Conv2dImpl::reset() {
-  weight = register_parameter("weight", empty({options.out_channels(), options.in_channels() / options.groups(),
-                                               options.kernel_size()[0], options.kernel_size()[1]}));
-  bias = options.bias() ? register_parameter("bias", empty({options.out_channels()})) : Tensor();
-}
-
-void Conv2dImpl::reset_parameters() {
-  draw_uniform(weight, bias, options.in_channels() / options.groups() * kernel_elements(options.kernel_size()));
-}
-
-Tensor Conv2dImpl::forward(const Tensor& input) {
-  return conv_forward<2>(input, weight, bias, options, [](const Tensor& x, const Tensor& w, const auto& f) {
-    return functional::conv2d(x, w, f);
-  });
-}
-
-std::string Conv2dImpl::extra_repr() const {
-  return conv_repr(options, bias.defined(), padding_text(options.padding()), padding_is_default(options.padding()), {});
-}
-
-ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options_) : options(options_) {
-  check_layer("ConvTranspose2d", options.in_channels(), options.out_channels(), options.groups(),
-              options.kernel_size().vec(), options.stride().vec(), false);
-  if (options.padding_mode() != kZeros)
-    throw ValueError("ConvTranspose2d: only \"zeros\" padding mode is supported for ConvTranspose2d");
-  reset();
-  reset_parameters();
-}
-
-void ConvTranspose2dImpl::reset() {
-  weight = register_parameter("weight", empty({options.in_channels(), options.out_channels() / options.groups(),
-                                               options.kernel_size()[0], options.kernel_size()[1]}));
-  bias = options.bias() ? register_parameter("bias", empty({options.out_channels()})) : Tensor();
-}
-
-void ConvTranspose2dImpl::reset_parameters() {
-  // PyTorch computes the fan-in from weight dim 1 (out_channels / groups) for transposed layers.
-  draw_uniform(weight, bias, options.out_channels() / options.groups() * kernel_elements(options.kernel_size()));
-}
-
-Tensor ConvTranspose2dImpl::forward(const Tensor& input) {
-  return functional::conv_transpose2d(input, weight,
-                                      functional::ConvTranspose2dFuncOptions()
-                                          .bias(bias)
-                                          .stride(options.stride())
-                                          .padding(options.padding())
-                                          .output_padding(options.output_padding())
-                                          .groups(options.groups())
-                                          .dilation(options.dilation()));
-}
-
-Tensor ConvTranspose2dImpl::forward(const Tensor& input, const std::vector<int64_t>& output_size) {
-  // PyTorch's _output_padding: the sizes may carry the batch and channel dims in front.
-  if (output_size.size() != 2 && output_size.size() != static_cast<size_t>(input.dim()))
-    throw ValueError("ConvTranspose2d: output_size must have 2 or " + std::to_string(input.dim()) + " elements (got " +
-                     std::to_string(output_size.size()) + ")");
-  if (input.dim() != 3 && input.dim() != 4)
-    throw ShapeError("ConvTranspose2d: expected a 3-D or 4-D input, got " + std::to_string(input.dim()) + "-D");
-  std::vector<int64_t> extra(2);
-  for (size_t i = 0; i < 2; ++i) {
-    const int64_t in = input.size(input.dim() - 2 + static_cast<int64_t>(i));
-    const int64_t smallest = (in - 1) * options.stride()[i] - 2 * options.padding()[i] +
-                             options.dilation()[i] * (options.kernel_size()[i] - 1) + 1;
-    const int64_t want = output_size[output_size.size() - 2 + i];
-    if (want < smallest || want >= smallest + options.stride()[i])
-      throw ValueError("ConvTranspose2d: requested an output size of " + tuple_repr({output_size.end()[-2], output_size.end()[-1]}) +
-                       ", but valid sizes range from (" + std::to_string(smallest) + ") to (" +
-                       std::to_string(smallest + options.stride()[i] - 1) + ") in dim " + std::to_string(i) +
-                       " (for an input of " + std::to_string(in) + ")");
-    extra[i] = want - smallest;
+template <size_t D, class Derived, class Options>
+std::string ConvLayerBase<D, Derived, Options>::extra_repr() const {
+  if constexpr (is_transposed<Options>) {
+    const std::vector<int64_t> padding = options.padding().vec();
+    return conv_repr(options, bias.defined(), tuple_repr(padding), padding == std::vector<int64_t>(D, 0),
+                     options.output_padding().vec());
+  } else {
+    return conv_repr(options, bias.defined(), padding_text(options.padding()), padding_is_default(options.padding()), {});
   }
-  return functional::conv_transpose2d(input, weight,
-                                      functional::ConvTranspose2dFuncOptions()
-                                          .bias(bias)
-                                          .stride(options.stride())
-                                          .padding(options.padding())
-                                          .output_padding(extra)
-                                          .groups(options.groups())
-                                          .dilation(options.dilation()));
 }
 
-std::string ConvTranspose2dImpl::extra_repr() const {
-  const std::vector<int64_t> padding = options.padding().vec();
-  return conv_repr(options, bias.defined(), tuple_repr(padding), padding == std::vector<int64_t>(2, 0),
-                   options.output_padding().vec());
+template <size_t D, class Derived>
+Tensor ConvNdImpl<D, Derived>::forward(const Tensor& input) {
+  return conv_forward<D>(input, this->weight, this->bias, this->options, conv_function<D>);
 }
+
+template <size_t D, class Derived>
+Tensor ConvTransposeNdImpl<D, Derived>::forward(const Tensor& input) {
+  return conv_transpose<D>(input, this->weight, this->bias, this->options, this->options.output_padding());
+}
+
+template <size_t D, class Derived>
+Tensor ConvTransposeNdImpl<D, Derived>::forward(const Tensor& input, const std::vector<int64_t>& output_size) {
+  const ConvTransposeOptions<D>& o = this->options;
+  const std::string name = layer_name<D, ConvTransposeOptions<D>>();
+  const int64_t d = static_cast<int64_t>(D);
+  // PyTorch's _output_padding: the sizes may carry the batch and channel dims in front.
+  if (output_size.size() != D && output_size.size() != static_cast<size_t>(input.dim()))
+    throw ValueError(name + ": output_size must have " + std::to_string(D) + " or " + std::to_string(input.dim()) +
+                     " elements (got " + std::to_string(output_size.size()) + ")");
+  if (input.dim() != d + 1 && input.dim() != d + 2)
+    throw ShapeError(name + ": expected a " + std::to_string(d + 1) + "-D or " + std::to_string(d + 2) +
+                     "-D input, got " + std::to_string(input.dim()) + "-D");
+  const std::vector<int64_t> wanted(output_size.end() - d, output_size.end());
+  std::vector<int64_t> extra(D);
+  for (size_t i = 0; i < D; ++i) {
+    const int64_t in = input.size(input.dim() - d + static_cast<int64_t>(i));
+    const int64_t smallest =
+        (in - 1) * o.stride()[i] - 2 * o.padding()[i] + o.dilation()[i] * (o.kernel_size()[i] - 1) + 1;
+    if (wanted[i] < smallest || wanted[i] >= smallest + o.stride()[i])
+      throw ValueError(name + ": requested an output size of " + tuple_repr(wanted) + ", but valid sizes range from (" +
+                       std::to_string(smallest) + ") to (" + std::to_string(smallest + o.stride()[i] - 1) +
+                       ") in dim " + std::to_string(i) + " (for an input of " + std::to_string(in) + ")");
+    extra[i] = wanted[i] - smallest;
+  }
+  return conv_transpose<D>(input, this->weight, this->bias, o, extra);
+}
+
+template class ConvLayerBase<1, Conv1dImpl, ConvOptions<1>>;
+template class ConvLayerBase<2, Conv2dImpl, ConvOptions<2>>;
+template class ConvLayerBase<2, ConvTranspose2dImpl, ConvTransposeOptions<2>>;
+template class ConvNdImpl<1, Conv1dImpl>;
+template class ConvNdImpl<2, Conv2dImpl>;
+template class ConvTransposeNdImpl<2, ConvTranspose2dImpl>;
 
 }  // namespace locus::nn

@@ -50,10 +50,7 @@ std::string LinearImpl::extra_repr() const {
          ", bias=" + (bias.defined() ? "True" : "False");
 }
 
-Tensor ReLUImpl::forward(const Tensor& x) { return relu(x); }
 Tensor GELUImpl::forward(const Tensor& x) { return gelu(x, options.approximate()); }
-Tensor SigmoidImpl::forward(const Tensor& x) { return sigmoid(x); }
-Tensor TanhImpl::forward(const Tensor& x) { return tanh(x); }
 
 DropoutImpl::DropoutImpl(double p) : p_(p) {
   if (!(p >= 0 && p < 1)) throw ValueError("Dropout: p must be in [0, 1), got " + std::to_string(p));

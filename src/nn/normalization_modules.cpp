@@ -98,43 +98,23 @@ std::string NormBase::repr_fields() const {
          ", track_running_stats=" + (options.track_running_stats() ? "True" : "False");
 }
 
-#define LOCUS_NORM_REGISTRAR                                                                         \
-  Registrar {                                                                                        \
-    [this](const std::string& n, Tensor t) { return register_parameter(n, std::move(t)); },          \
-        [this](const std::string& n, Tensor t) { return register_buffer(n, std::move(t)); }          \
-  }
-
-BatchNorm1dImpl::BatchNorm1dImpl(const BatchNormOptions& o) : NormBase(o) { reset(); }
-void BatchNorm1dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
-void BatchNorm1dImpl::reset_parameters() { reset_parameters_impl(); }
-std::string BatchNorm1dImpl::extra_repr() const { return repr_fields(); }
 Tensor BatchNorm1dImpl::forward(const Tensor& input) {
   if (input.dim() != 2 && input.dim() != 3)
     throw ValueError("BatchNorm1d: expected 2D or 3D input (got " + std::to_string(input.dim()) + "D input)");
   return normalize(input, is_training(), false, "BatchNorm1d");
 }
 
-BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& o) : NormBase(o) { reset(); }
-void BatchNorm2dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
-void BatchNorm2dImpl::reset_parameters() { reset_parameters_impl(); }
-std::string BatchNorm2dImpl::extra_repr() const { return repr_fields(); }
 Tensor BatchNorm2dImpl::forward(const Tensor& input) {
   if (input.dim() != 4) throw ValueError("BatchNorm2d: expected 4D input (got " + std::to_string(input.dim()) + "D input)");
   return normalize(input, is_training(), false, "BatchNorm2d");
 }
 
-InstanceNorm2dImpl::InstanceNorm2dImpl(const InstanceNormOptions& o) : NormBase(o) { reset(); }
-void InstanceNorm2dImpl::reset() { register_state(LOCUS_NORM_REGISTRAR); }
-void InstanceNorm2dImpl::reset_parameters() { reset_parameters_impl(); }
-std::string InstanceNorm2dImpl::extra_repr() const { return repr_fields(); }
 Tensor InstanceNorm2dImpl::forward(const Tensor& input) {
   if (input.dim() != 3 && input.dim() != 4)
     throw ValueError("InstanceNorm2d: expected 3D or 4D input (got " + std::to_string(input.dim()) + "D input)");
   if (input.dim() == 3) return normalize(input.unsqueeze(0), is_training(), true, "InstanceNorm2d").squeeze(0);
   return normalize(input, is_training(), true, "InstanceNorm2d");
 }
-
-#undef LOCUS_NORM_REGISTRAR
 
 GroupNormImpl::GroupNormImpl(const GroupNormOptions& o) : options(o) {
   if (o.num_groups() <= 0 || o.num_channels() <= 0) throw ValueError("GroupNorm: num_groups and num_channels must be positive");
@@ -163,7 +143,7 @@ std::string GroupNormImpl::extra_repr() const {
          ", eps=" + detail::python_float(options.eps()) + ", affine=" + (options.affine() ? "True" : "False");
 }
 
-Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& o) : options(o) {
+Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& o) : OptionsModule(o) {
   if (!(o.p() >= 0 && o.p() <= 1))
     throw ValueError("Dropout2d: dropout probability has to be between 0 and 1, but got " + detail::python_float(o.p()));
 }

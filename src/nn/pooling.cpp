@@ -245,23 +245,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
 
 }  // namespace functional
 
-// The layers.
-
-Tensor MaxPool1dImpl::forward(const Tensor& input) { return functional::max_pool1d(input, options); }
-std::tuple<Tensor, Tensor> MaxPool1dImpl::forward_with_indices(const Tensor& input) {
-  return functional::max_pool1d_with_indices(input, options);
-}
-Tensor MaxPool2dImpl::forward(const Tensor& input) { return functional::max_pool2d(input, options); }
-std::tuple<Tensor, Tensor> MaxPool2dImpl::forward_with_indices(const Tensor& input) {
-  return functional::max_pool2d_with_indices(input, options);
-}
-Tensor AvgPool1dImpl::forward(const Tensor& input) { return functional::avg_pool1d(input, options); }
-Tensor AvgPool2dImpl::forward(const Tensor& input) { return functional::avg_pool2d(input, options); }
-Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) { return functional::adaptive_avg_pool2d(input, options); }
-Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& input) { return functional::adaptive_max_pool2d(input, options); }
-std::tuple<Tensor, Tensor> AdaptiveMaxPool2dImpl::forward_with_indices(const Tensor& input) {
-  return functional::adaptive_max_pool2d_with_indices(input, options);
-}
+// The layers: their forwards are their functions (options_module.h); how they print is here.
 
 namespace {
 

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "locus/errors.h"
 #include "locus/factories.h"
@@ -15,9 +16,9 @@
 namespace locus::nn {
 namespace {
 
-void check_depth(const char* stack, int64_t num_layers) {
-  if (num_layers < 1) throw ValueError(std::string(stack) + ": num_layers must be at least 1, got " + std::to_string(num_layers));
-}
+// The layer a stack's options clone.
+const TransformerEncoderLayer& layer_of(const TransformerEncoderOptions& o) { return o.encoder_layer(); }
+const TransformerDecoderLayer& layer_of(const TransformerDecoderOptions& o) { return o.decoder_layer(); }
 
 // The stack's layers: num_layers clones of `layer`, values included (PyTorch's deepcopy).
 template <class Layer>
@@ -41,21 +42,40 @@ LayerOptions layer_options(const TransformerOptions& o) {
   return l;
 }
 
+// One of nn::Transformer's stacks: a clone of `custom` when it is set, else `num_layers`
+// layers with the model's options and a final LayerNorm.
+template <class StackOptions, class Layer, class Stack>
+Stack model_stack(const std::optional<Stack>& custom, int64_t num_layers, const TransformerOptions& o) {
+  if (custom) return Stack(std::dynamic_pointer_cast<typename Stack::ContainedType>(custom.value()->clone()));
+  const Layer layer(layer_options<decltype(Layer::ContainedType::options)>(o));
+  const LayerNormOptions norm = LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
+  return Stack(StackOptions(layer, num_layers).norm(AnyModule(LayerNorm(norm))));
+}
+
 }  // namespace
 
-// ---- TransformerEncoder --------------------------------------------------------------------------
+// ---- The stacks ----------------------------------------------------------------------------------
 
-TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderOptions o) : options(std::move(o)) {
-  if (options.encoder_layer().is_empty()) throw ValueError("TransformerEncoder: encoder_layer is an empty handle");
-  check_depth("TransformerEncoder", options.num_layers());
+template <class Derived, class Options>
+TransformerStackBase<Derived, Options>::TransformerStackBase(Options o) : options(std::move(o)) {
+  constexpr bool encoder = std::is_same_v<Options, TransformerEncoderOptions>;
+  const std::string stack = encoder ? "TransformerEncoder" : "TransformerDecoder";
+  if (layer_of(options).is_empty())
+    throw ValueError(stack + (encoder ? ": encoder_layer" : ": decoder_layer") + " is an empty handle");
+  if (options.num_layers() < 1)
+    throw ValueError(stack + ": num_layers must be at least 1, got " + std::to_string(options.num_layers()));
   reset();
 }
 
-void TransformerEncoderImpl::reset() {
-  layers = register_module("layers", clones(options.encoder_layer(), options.num_layers()));
+template <class Derived, class Options>
+void TransformerStackBase<Derived, Options>::reset() {
+  layers = this->register_module("layers", clones(layer_of(options), options.num_layers()));
   norm = norm_clone(options.norm());
-  if (norm) register_module("norm", norm);
+  if (norm) this->register_module("norm", norm);
 }
+
+template class TransformerStackBase<TransformerEncoderImpl, TransformerEncoderOptions>;
+template class TransformerStackBase<TransformerDecoderImpl, TransformerDecoderOptions>;
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask, const Tensor& src_key_padding_mask,
                                        bool is_causal) {
@@ -63,20 +83,6 @@ Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask, co
   for (size_t i = 0; i < layers->size(); ++i)
     x = layers->at<TransformerEncoderLayerImpl>(i).forward(x, mask, src_key_padding_mask, is_causal);
   return norm ? norm->forward(x) : x;
-}
-
-// ---- TransformerDecoder --------------------------------------------------------------------------
-
-TransformerDecoderImpl::TransformerDecoderImpl(TransformerDecoderOptions o) : options(std::move(o)) {
-  if (options.decoder_layer().is_empty()) throw ValueError("TransformerDecoder: decoder_layer is an empty handle");
-  check_depth("TransformerDecoder", options.num_layers());
-  reset();
-}
-
-void TransformerDecoderImpl::reset() {
-  layers = register_module("layers", clones(options.decoder_layer(), options.num_layers()));
-  norm = norm_clone(options.norm());
-  if (norm) register_module("norm", norm);
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
@@ -97,21 +103,10 @@ TransformerImpl::TransformerImpl(TransformerOptions o) : options(std::move(o)) {
 
 void TransformerImpl::reset() {
   const TransformerOptions& o = options;
-  const LayerNormOptions norm = LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
-  if (o.custom_encoder()) {
-    encoder = register_module("encoder", TransformerEncoder(std::dynamic_pointer_cast<TransformerEncoderImpl>(o.custom_encoder().value()->clone())));
-  } else {
-    const TransformerEncoderLayer layer(layer_options<TransformerEncoderLayerOptions>(o));
-    encoder = register_module("encoder", TransformerEncoder(TransformerEncoderOptions(layer, o.num_encoder_layers())
-                                                                .norm(AnyModule(LayerNorm(norm)))));
-  }
-  if (o.custom_decoder()) {
-    decoder = register_module("decoder", TransformerDecoder(std::dynamic_pointer_cast<TransformerDecoderImpl>(o.custom_decoder().value()->clone())));
-  } else {
-    const TransformerDecoderLayer layer(layer_options<TransformerDecoderLayerOptions>(o));
-    decoder = register_module("decoder", TransformerDecoder(TransformerDecoderOptions(layer, o.num_decoder_layers())
-                                                                .norm(AnyModule(LayerNorm(norm)))));
-  }
+  encoder = register_module("encoder", model_stack<TransformerEncoderOptions, TransformerEncoderLayer>(
+                                           o.custom_encoder(), o.num_encoder_layers(), o));
+  decoder = register_module("decoder", model_stack<TransformerDecoderOptions, TransformerDecoderLayer>(
+                                           o.custom_decoder(), o.num_decoder_layers(), o));
   reset_parameters();
 }
 

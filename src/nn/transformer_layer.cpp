@@ -14,8 +14,15 @@ namespace locus::nn {
 namespace {
 
 // PyTorch's MultiheadAttention options for a layer's attention: bias on, no extra keys.
-MultiheadAttentionOptions attention_options(int64_t d_model, int64_t nhead, double dropout, bool batch_first) {
-  return MultiheadAttentionOptions(d_model, nhead).dropout(dropout).batch_first(batch_first);
+template <class Options>
+MultiheadAttentionOptions attention_options(const TransformerLayerOptionsBase<Options>& o) {
+  return MultiheadAttentionOptions(o.d_model(), o.nhead()).dropout(o.dropout()).batch_first(o.batch_first());
+}
+
+// The options of a layer's norms.
+template <class Options>
+LayerNormOptions norm_options(const TransformerLayerOptionsBase<Options>& o) {
+  return LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
 }
 
 // The attention block: attention, then dropout. need_weights=false, so the attention may take a
@@ -28,6 +35,19 @@ Tensor attention_block(MultiheadAttention& attention, Dropout& dropout, const Te
 Tensor feed_forward_block(const TransformerActivation& activation, Linear& linear1, Dropout& dropout, Linear& linear2,
                           Dropout& dropout2, const Tensor& x) {
   return dropout2(linear2(dropout(activation(linear1(x)))));
+}
+
+// A block with its residual connection and its norm: norm(x + block(x)), or with norm_first
+// x + block(norm(x)).
+template <class Block>
+Tensor residual(const Tensor& x, const Block& block, LayerNorm& norm, bool norm_first) {
+  return norm_first ? add(x, block(norm(x))) : norm(add(x, block(x)));
+}
+
+// Re-draws the parameters of each of a layer's submodules that has any.
+template <class... Modules>
+void reset_each(Modules&... modules) {
+  (modules->reset_parameters(), ...);
 }
 
 // d_model and nhead are MultiheadAttention's to check, with PyTorch's messages.
@@ -67,22 +87,18 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
 void TransformerEncoderLayerImpl::reset() {
   const TransformerEncoderLayerOptions& o = options;
   // PyTorch's registration order, which is the state_dict's.
-  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o.d_model(), o.nhead(), o.dropout(), o.batch_first())));
+  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o)));
   linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
   dropout = register_module("dropout", Dropout(o.dropout()));
   linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
-  norm1 = register_module("norm1", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
-  norm2 = register_module("norm2", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
+  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
+  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
   dropout1 = register_module("dropout1", Dropout(o.dropout()));
   dropout2 = register_module("dropout2", Dropout(o.dropout()));
 }
 
 void TransformerEncoderLayerImpl::reset_parameters() {
-  self_attn->reset_parameters();
-  linear1->reset_parameters();
-  linear2->reset_parameters();
-  norm1->reset_parameters();
-  norm2->reset_parameters();
+  reset_each(self_attn, linear1, linear2, norm1, norm2);
 }
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask,
@@ -93,13 +109,8 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
   const auto ff = [&](const Tensor& x) {
     return feed_forward_block(options.activation(), linear1, dropout, linear2, dropout2, x);
   };
-  Tensor x = src;
-  if (options.norm_first()) {
-    x = add(x, sa(norm1(x)));
-    return add(x, ff(norm2(x)));
-  }
-  x = norm1(add(x, sa(x)));
-  return norm2(add(x, ff(x)));
+  const Tensor x = residual(src, sa, norm1, options.norm_first());
+  return residual(x, ff, norm2, options.norm_first());
 }
 
 // ---- TransformerDecoderLayer ---------------------------------------------------------------------
@@ -111,29 +122,21 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecode
 
 void TransformerDecoderLayerImpl::reset() {
   const TransformerDecoderLayerOptions& o = options;
-  const MultiheadAttentionOptions attention = attention_options(o.d_model(), o.nhead(), o.dropout(), o.batch_first());
-  const LayerNormOptions norm = LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps());
-  self_attn = register_module("self_attn", MultiheadAttention(attention));
-  multihead_attn = register_module("multihead_attn", MultiheadAttention(attention));
+  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o)));
+  multihead_attn = register_module("multihead_attn", MultiheadAttention(attention_options(o)));
   linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
   dropout = register_module("dropout", Dropout(o.dropout()));
   linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
-  norm1 = register_module("norm1", LayerNorm(norm));
-  norm2 = register_module("norm2", LayerNorm(norm));
-  norm3 = register_module("norm3", LayerNorm(norm));
+  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
+  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
+  norm3 = register_module("norm3", LayerNorm(norm_options(o)));
   dropout1 = register_module("dropout1", Dropout(o.dropout()));
   dropout2 = register_module("dropout2", Dropout(o.dropout()));
   dropout3 = register_module("dropout3", Dropout(o.dropout()));
 }
 
 void TransformerDecoderLayerImpl::reset_parameters() {
-  self_attn->reset_parameters();
-  multihead_attn->reset_parameters();
-  linear1->reset_parameters();
-  linear2->reset_parameters();
-  norm1->reset_parameters();
-  norm2->reset_parameters();
-  norm3->reset_parameters();
+  reset_each(self_attn, multihead_attn, linear1, linear2, norm1, norm2, norm3);
 }
 
 Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
@@ -148,15 +151,9 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
   const auto ff = [&](const Tensor& x) {
     return feed_forward_block(options.activation(), linear1, dropout, linear2, dropout3, x);
   };
-  Tensor x = tgt;
-  if (options.norm_first()) {
-    x = add(x, sa(norm1(x)));
-    x = add(x, mha(norm2(x)));
-    return add(x, ff(norm3(x)));
-  }
-  x = norm1(add(x, sa(x)));
-  x = norm2(add(x, mha(x)));
-  return norm3(add(x, ff(x)));
+  Tensor x = residual(tgt, sa, norm1, options.norm_first());
+  x = residual(x, mha, norm2, options.norm_first());
+  return residual(x, ff, norm3, options.norm_first());
 }
 
 }  // namespace locus::nn

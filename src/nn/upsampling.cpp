@@ -169,8 +169,6 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& o) {
 
 }  // namespace functional
 
-Tensor UpsampleImpl::forward(const Tensor& input) { return functional::interpolate(input, options); }
-
 std::string UpsampleImpl::extra_repr() const {
   std::string s;
   if (options.size()) {

@@ -14,9 +14,10 @@ LOCUS_API_BEGIN
 #include <string>
 
 #include "locus/arg.h"
-#include "locus/nn/cloneable.h"
+#include "locus/elementwise.h"
 #include "locus/nn/layers.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 #include "locus/tensor.h"
 
 namespace locus::nn {
@@ -89,139 +90,6 @@ struct LogSoftmaxOptions {
   LOCUS_ARG(int64_t, dim);
 };
 
-// ---- modules ------------------------------------------------------------------------------
-
-/// x for x > 0, else negative_slope * x.
-class LeakyReLUImpl : public Cloneable<LeakyReLUImpl> {
- public:
-  explicit LeakyReLUImpl(const LeakyReLUOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  LeakyReLUOptions options;
-};
-LOCUS_MODULE(LeakyReLU);
-
-/// x for x > 0, else alpha * (exp(x) - 1).
-class ELUImpl : public Cloneable<ELUImpl> {
- public:
-  explicit ELUImpl(const ELUOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  ELUOptions options;
-};
-LOCUS_MODULE(ELU);
-
-/// scale * elu(x, alpha) with the self-normalizing constants.
-class SELUImpl : public Cloneable<SELUImpl> {
- public:
-  explicit SELUImpl(const SELUOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  SELUOptions options;
-};
-LOCUS_MODULE(SELU);
-
-/// x * sigmoid(x).
-class SiLUImpl : public Cloneable<SiLUImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
-LOCUS_MODULE(SiLU);
-
-/// x * tanh(softplus(x)).
-class MishImpl : public Cloneable<MishImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
-LOCUS_MODULE(Mish);
-
-/// log(1 + exp(beta x)) / beta, x above the threshold.
-class SoftplusImpl : public Cloneable<SoftplusImpl> {
- public:
-  explicit SoftplusImpl(const SoftplusOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  SoftplusOptions options;
-};
-LOCUS_MODULE(Softplus);
-
-/// x limited to [min_val, max_val]; ValueError at construction unless max_val > min_val (as
-/// PyTorch's module; the function takes any bounds).
-class HardtanhImpl : public Cloneable<HardtanhImpl> {
- public:
-  explicit HardtanhImpl(const HardtanhOptions& options_ = {});
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  HardtanhOptions options;
-};
-LOCUS_MODULE(Hardtanh);
-
-/// min(max(x, 0), 6).
-class ReLU6Impl : public Cloneable<ReLU6Impl> {
- public:
-  explicit ReLU6Impl(const ReLU6Options& options_ = {}) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  ReLU6Options options;
-};
-LOCUS_MODULE(ReLU6);
-
-/// min(max(x + 3, 0), 6) / 6.
-class HardsigmoidImpl : public Cloneable<HardsigmoidImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
-LOCUS_MODULE(Hardsigmoid);
-
-/// x * hardsigmoid(x).
-class HardswishImpl : public Cloneable<HardswishImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
-LOCUS_MODULE(Hardswish);
-
-/// log(sigmoid(x)).
-class LogSigmoidImpl : public Cloneable<LogSigmoidImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
-LOCUS_MODULE(LogSigmoid);
-
-/// softmax along `dim`: `nn::Softmax(1)`.
-class SoftmaxImpl : public Cloneable<SoftmaxImpl> {
- public:
-  explicit SoftmaxImpl(int64_t dim) : options(dim) {}
-  explicit SoftmaxImpl(const SoftmaxOptions& options_) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  SoftmaxOptions options;
-};
-LOCUS_MODULE(Softmax);
-
-/// log_softmax along `dim`: `nn::LogSoftmax(1)`.
-class LogSoftmaxImpl : public Cloneable<LogSoftmaxImpl> {
- public:
-  explicit LogSoftmaxImpl(int64_t dim) : options(dim) {}
-  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options_) : options(options_) {}
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  LogSoftmaxOptions options;
-};
-LOCUS_MODULE(LogSoftmax);
-
 }  // namespace locus::nn
 
 /// torch.nn.functional's activations: `namespace F = locus::nn::functional;`.
@@ -291,5 +159,109 @@ Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
 
 }  // namespace locus::nn::functional
+
+namespace locus::nn {
+
+// ---- modules ------------------------------------------------------------------------------
+// Each is its function with the module's options (options_module.h); what a module declares
+// itself is only how it prints.
+
+/// x for x > 0, else negative_slope * x.
+class LeakyReLUImpl : public FunctionalModule<LeakyReLUImpl, LeakyReLUOptions, &functional::leaky_relu> {
+ public:
+  using FunctionalModule::FunctionalModule;
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(LeakyReLU);
+
+/// x for x > 0, else alpha * (exp(x) - 1).
+class ELUImpl : public FunctionalModule<ELUImpl, ELUOptions, &functional::elu> {
+ public:
+  using FunctionalModule::FunctionalModule;
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(ELU);
+
+/// scale * elu(x, alpha) with the self-normalizing constants.
+class SELUImpl : public FunctionalModule<SELUImpl, SELUOptions, &functional::selu> {
+ public:
+  using FunctionalModule::FunctionalModule;
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(SELU);
+
+/// x * sigmoid(x).
+class SiLUImpl : public UnaryModule<SiLUImpl, &locus::silu> {};
+LOCUS_MODULE(SiLU);
+
+/// x * tanh(softplus(x)).
+class MishImpl : public UnaryModule<MishImpl, &locus::mish> {};
+LOCUS_MODULE(Mish);
+
+/// log(1 + exp(beta x)) / beta, x above the threshold.
+class SoftplusImpl : public FunctionalModule<SoftplusImpl, SoftplusOptions, &functional::softplus> {
+ public:
+  using FunctionalModule::FunctionalModule;
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(Softplus);
+
+/// x limited to [min_val, max_val]; ValueError at construction unless max_val > min_val (as
+/// PyTorch's module; the function takes any bounds).
+class HardtanhImpl : public FunctionalModule<HardtanhImpl, HardtanhOptions, &functional::hardtanh> {
+ public:
+  /// A module with `options_`; checks the bounds.
+  explicit HardtanhImpl(const HardtanhOptions& options_ = {});
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(Hardtanh);
+
+/// min(max(x, 0), 6).
+class ReLU6Impl : public FunctionalModule<ReLU6Impl, ReLU6Options, &functional::relu6> {
+ public:
+  using FunctionalModule::FunctionalModule;
+  std::string extra_repr() const override;
+};
+LOCUS_MODULE(ReLU6);
+
+/// min(max(x + 3, 0), 6) / 6.
+class HardsigmoidImpl : public UnaryModule<HardsigmoidImpl, &locus::hardsigmoid> {};
+LOCUS_MODULE(Hardsigmoid);
+
+/// x * hardsigmoid(x).
+class HardswishImpl : public UnaryModule<HardswishImpl, &locus::hardswish> {};
+LOCUS_MODULE(Hardswish);
+
+/// log(sigmoid(x)).
+class LogSigmoidImpl : public UnaryModule<LogSigmoidImpl, &locus::logsigmoid> {};
+LOCUS_MODULE(LogSigmoid);
+
+/// What Softmax and LogSoftmax share: `Fn` of the input along options.dim(), printed as PyTorch
+/// prints them ("dim=1").
+template <class Derived, class Options, Tensor (*Fn)(const Tensor&, const functional::SoftmaxFuncOptions&)>
+class SoftmaxFamilyModule : public OptionsModule<Derived, Options> {
+ public:
+  using OptionsModule<Derived, Options>::OptionsModule;
+  /// `Fn` of `x` along the options' dim.
+  Tensor forward(const Tensor& x) override { return Fn(x, this->options.dim()); }
+  /// "dim=1".
+  std::string extra_repr() const override { return "dim=" + std::to_string(this->options.dim()); }
+};
+
+/// softmax along `dim`: `nn::Softmax(1)`.
+class SoftmaxImpl : public SoftmaxFamilyModule<SoftmaxImpl, SoftmaxOptions, &functional::softmax> {
+ public:
+  using SoftmaxFamilyModule::SoftmaxFamilyModule;
+};
+LOCUS_MODULE(Softmax);
+
+/// log_softmax along `dim`: `nn::LogSoftmax(1)`.
+class LogSoftmaxImpl : public SoftmaxFamilyModule<LogSoftmaxImpl, LogSoftmaxOptions, &functional::log_softmax> {
+ public:
+  using SoftmaxFamilyModule::SoftmaxFamilyModule;
+};
+LOCUS_MODULE(LogSoftmax);
+
+}  // namespace locus::nn
 
 LOCUS_API_END

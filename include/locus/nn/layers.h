@@ -14,9 +14,11 @@ LOCUS_API_BEGIN
 #include <vector>
 
 #include "locus/arg.h"
+#include "locus/elementwise.h"
 #include "locus/nn/cloneable.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 
 namespace locus::nn {
 
@@ -39,11 +41,7 @@ class LinearImpl : public Cloneable<LinearImpl> {
 LOCUS_MODULE(Linear);
 
 /// max(x, 0).
-class ReLUImpl : public Cloneable<ReLUImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
+class ReLUImpl : public UnaryModule<ReLUImpl, &locus::relu> {};
 LOCUS_MODULE(ReLU);
 
 /// GELU's options: `GELUOptions().approximate("tanh")`.
@@ -54,30 +52,20 @@ struct GELUOptions {
 };
 
 /// x * Phi(x): the exact (erf) GELU, or its tanh approximation with `approximate("tanh")`.
-class GELUImpl : public Cloneable<GELUImpl> {
+class GELUImpl : public OptionsModule<GELUImpl, GELUOptions> {
  public:
-  explicit GELUImpl(const GELUOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
+  using OptionsModule::OptionsModule;
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override { return "approximate='" + options.approximate() + "'"; }
-  GELUOptions options;
 };
 LOCUS_MODULE(GELU);
 
 /// 1 / (1 + exp(-x)).
-class SigmoidImpl : public Cloneable<SigmoidImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
+class SigmoidImpl : public UnaryModule<SigmoidImpl, &locus::sigmoid> {};
 LOCUS_MODULE(Sigmoid);
 
 /// tanh(x).
-class TanhImpl : public Cloneable<TanhImpl> {
- public:
-  void reset() override {}
-  Tensor forward(const Tensor& x) override;
-};
+class TanhImpl : public UnaryModule<TanhImpl, &locus::tanh> {};
 LOCUS_MODULE(Tanh);
 
 /// Zeroes each element with probability p in training mode and scales the rest by 1/(1-p);
@@ -109,9 +97,8 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
 LOCUS_MODULE(Flatten);
 
 /// Returns its input unchanged (a placeholder where a layer is optional).
-class IdentityImpl : public Cloneable<IdentityImpl> {
+class IdentityImpl : public StatelessModule<IdentityImpl> {
  public:
-  void reset() override {}
   /// `x` itself.
   Tensor forward(const Tensor& x) override { return x; }
 };

@@ -6,166 +6,99 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-#include <utility>
-
-#include "locus/nn/loss.h"
+#include "locus/nn/functional.h"
 #include "locus/nn/loss_options.h"
-#include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 
 namespace locus::nn {
 
 /// F::cross_entropy(output, target, options) as a module (weight, ignore_index, reduction,
 /// label_smoothing; nn::ClassLossOptions still converts).
-class CrossEntropyLossImpl : public Module {
+/// Its forward: the loss of logits `input` against class indices or probabilities `target`.
+class CrossEntropyLossImpl : public LossModule<CrossEntropyLossOptions, &functional::cross_entropy> {
  public:
-  explicit CrossEntropyLossImpl(CrossEntropyLossOptions options = {}) : options_(std::move(options)) {}
-  /// The loss of logits `input` against class indices or probabilities `target`.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const CrossEntropyLossOptions& options() const noexcept { return options_; }
-
- private:
-  CrossEntropyLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(CrossEntropyLoss);
 
 /// F::nll_loss(output, target, options) as a module (weight, ignore_index, reduction).
-class NLLLossImpl : public Module {
+/// Its forward: the loss of log-probabilities `input` against class indices `target`.
+class NLLLossImpl : public LossModule<NLLLossOptions, &functional::nll_loss> {
  public:
-  explicit NLLLossImpl(NLLLossOptions options = {}) : options_(std::move(options)) {}
-  /// The loss of log-probabilities `input` against class indices `target`.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const NLLLossOptions& options() const noexcept { return options_; }
-
- private:
-  NLLLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(NLLLoss);
 
-/// mse_loss(output, target, reduction) as a module.
-class MSELossImpl : public Module {
+/// F::mse_loss(input, target, options) as a module.
+/// Its forward: the mean (or sum, or each) of (input - target)^2.
+class MSELossImpl : public LossModule<MSELossOptions, &functional::mse_loss> {
  public:
-  explicit MSELossImpl(MSELossOptions options = {}) : options_(options) {}
-  /// The mean (or sum, or each) of (input - target)^2.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  const MSELossOptions& options() const noexcept { return options_; }
-
- private:
-  MSELossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(MSELoss);
 
 /// F::l1_loss(input, target, options) as a module.
-class L1LossImpl : public Module {
+/// Its forward: |input - target|, reduced.
+class L1LossImpl : public LossModule<L1LossOptions, &functional::l1_loss> {
  public:
-  explicit L1LossImpl(L1LossOptions options = {}) : options_(std::move(options)) {}
-  /// |input - target|, reduced.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const L1LossOptions& options() const noexcept { return options_; }
-
- private:
-  L1LossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(L1Loss);
 
 /// F::smooth_l1_loss(input, target, options) as a module.
-class SmoothL1LossImpl : public Module {
+/// Its forward: the smooth L1 loss (beta), reduced.
+class SmoothL1LossImpl : public LossModule<SmoothL1LossOptions, &functional::smooth_l1_loss> {
  public:
-  explicit SmoothL1LossImpl(SmoothL1LossOptions options = {}) : options_(std::move(options)) {}
-  /// The smooth L1 loss (beta), reduced.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const SmoothL1LossOptions& options() const noexcept { return options_; }
-
- private:
-  SmoothL1LossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(SmoothL1Loss);
 
 /// F::huber_loss(input, target, options) as a module.
-class HuberLossImpl : public Module {
+/// Its forward: the Huber loss (delta), reduced.
+class HuberLossImpl : public LossModule<HuberLossOptions, &functional::huber_loss> {
  public:
-  explicit HuberLossImpl(HuberLossOptions options = {}) : options_(std::move(options)) {}
-  /// The Huber loss (delta), reduced.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const HuberLossOptions& options() const noexcept { return options_; }
-
- private:
-  HuberLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(HuberLoss);
 
 /// F::kl_div(input, target, options) as a module.
-class KLDivLossImpl : public Module {
+/// Its forward: the KL divergence of log-probabilities `input` from `target`.
+class KLDivLossImpl : public LossModule<KLDivLossOptions, &functional::kl_div> {
  public:
-  explicit KLDivLossImpl(KLDivLossOptions options = {}) : options_(std::move(options)) {}
-  /// The KL divergence of log-probabilities `input` from `target`.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const KLDivLossOptions& options() const noexcept { return options_; }
-
- private:
-  KLDivLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(KLDivLoss);
 
 /// F::binary_cross_entropy(input, target, options) as a module.
-class BCELossImpl : public Module {
+/// Its forward: the binary cross-entropy of probabilities `input` against `target`.
+class BCELossImpl : public LossModule<BCELossOptions, &functional::binary_cross_entropy> {
  public:
-  explicit BCELossImpl(BCELossOptions options = {}) : options_(std::move(options)) {}
-  /// The binary cross-entropy of probabilities `input` against `target`.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const BCELossOptions& options() const noexcept { return options_; }
-
- private:
-  BCELossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(BCELoss);
 
 /// F::binary_cross_entropy_with_logits(input, target, options) as a module.
-class BCEWithLogitsLossImpl : public Module {
+/// Its forward: the binary cross-entropy of logits `input` against `target`.
+class BCEWithLogitsLossImpl : public LossModule<BCEWithLogitsLossOptions, &functional::binary_cross_entropy_with_logits> {
  public:
-  explicit BCEWithLogitsLossImpl(BCEWithLogitsLossOptions options = {}) : options_(std::move(options)) {}
-  /// The binary cross-entropy of logits `input` against `target`.
-  Tensor forward(const Tensor& input, const Tensor& target);
-  /// The options it was built with.
-  const BCEWithLogitsLossOptions& options() const noexcept { return options_; }
-
- private:
-  BCEWithLogitsLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(BCEWithLogitsLoss);
 
 /// F::margin_ranking_loss(input1, input2, target, options) as a module.
-class MarginRankingLossImpl : public Module {
+/// Its forward: max(0, -target (input1 - input2) + margin), reduced.
+class MarginRankingLossImpl : public LossModule<MarginRankingLossOptions, &functional::margin_ranking_loss> {
  public:
-  explicit MarginRankingLossImpl(MarginRankingLossOptions options = {}) : options_(std::move(options)) {}
-  /// Max(0, -target (input1 - input2) + margin), reduced.
-  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
-  /// The options it was built with.
-  const MarginRankingLossOptions& options() const noexcept { return options_; }
-
- private:
-  MarginRankingLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(MarginRankingLoss);
 
 /// F::cosine_embedding_loss(input1, input2, target, options) as a module.
-class CosineEmbeddingLossImpl : public Module {
+/// Its forward: 1 - cos(input1, input2) for target 1, max(0, cos - margin) for -1, reduced.
+class CosineEmbeddingLossImpl : public LossModule<CosineEmbeddingLossOptions, &functional::cosine_embedding_loss> {
  public:
-  explicit CosineEmbeddingLossImpl(CosineEmbeddingLossOptions options = {}) : options_(std::move(options)) {}
-  /// 1 - cos(input1, input2) for target 1, max(0, cos - margin) for -1, reduced.
-  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
-  /// The options it was built with.
-  const CosineEmbeddingLossOptions& options() const noexcept { return options_; }
-
- private:
-  CosineEmbeddingLossOptions options_;
+  using LossModule::LossModule;
 };
 LOCUS_MODULE(CosineEmbeddingLoss);
 

@@ -18,6 +18,7 @@ LOCUS_API_BEGIN
 #include "locus/nn/functional/normalization.h"
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 
 namespace locus::nn {
 
@@ -81,40 +82,44 @@ class NormBase {
   std::string repr_fields() const;
 };
 
-/// Batch normalisation over [N, C] or [N, C, L] (statistics over N and L per channel).
-class BatchNorm1dImpl : public Cloneable<BatchNorm1dImpl>, public NormBase {
+/// A layer of the BatchNorm family, for the layer class `Derived` and its `Options`: NormBase
+/// as a module, built from its options or a channel count, with its reset, reset_parameters and
+/// repr. Each of BatchNorm1d, BatchNorm2d and InstanceNorm2d says only how it checks and
+/// normalises its input.
+template <class Derived, class Options>
+class BatchNormImplBase : public Cloneable<Derived>, public NormBase {
  public:
   /// A layer with `options`.
-  explicit BatchNorm1dImpl(const BatchNormOptions& options);
-  /// `nn::BatchNorm1d(num_features)`.
-  explicit BatchNorm1dImpl(int64_t num_features) : BatchNorm1dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNormImplBase(const Options& options) : NormBase(options) { reset(); }
+  /// `nn::BatchNorm2d(num_features)`.
+  explicit BatchNormImplBase(int64_t num_features) : BatchNormImplBase(Options(num_features)) {}
+  /// Registers the parameters and buffers.
+  void reset() override {
+    register_state({[this](const std::string& n, Tensor t) { return this->register_parameter(n, std::move(t)); },
+                    [this](const std::string& n, Tensor t) { return this->register_buffer(n, std::move(t)); }});
+  }
+  /// Weight 1, bias 0, running statistics reset.
+  void reset_parameters() { reset_parameters_impl(); }
+  /// PyTorch's "64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True".
+  std::string extra_repr() const override { return repr_fields(); }
+};
+
+/// Batch normalisation over [N, C] or [N, C, L] (statistics over N and L per channel).
+class BatchNorm1dImpl : public BatchNormImplBase<BatchNorm1dImpl, BatchNormOptions> {
+ public:
+  using BatchNormImplBase::BatchNormImplBase;
   /// F::batch_norm with the batch's statistics in training mode (running ones updated) and the
   /// running ones in eval mode. ValueError for an input that is not 2-d or 3-d.
   Tensor forward(const Tensor& input) override;
-  /// Registers the parameters and buffers.
-  void reset() override;
-  /// Weight 1, bias 0, running statistics reset.
-  void reset_parameters();
-  /// PyTorch's "64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True".
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(BatchNorm1d);
 
 /// Batch normalisation over [N, C, H, W] (statistics over N, H and W per channel).
-class BatchNorm2dImpl : public Cloneable<BatchNorm2dImpl>, public NormBase {
+class BatchNorm2dImpl : public BatchNormImplBase<BatchNorm2dImpl, BatchNormOptions> {
  public:
-  /// A layer with `options`.
-  explicit BatchNorm2dImpl(const BatchNormOptions& options);
-  /// `nn::BatchNorm2d(num_features)`.
-  explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
+  using BatchNormImplBase::BatchNormImplBase;
   /// As BatchNorm1d's, for a 4-d input (ValueError otherwise).
   Tensor forward(const Tensor& input) override;
-  /// Registers the parameters and buffers.
-  void reset() override;
-  /// Weight 1, bias 0, running statistics reset.
-  void reset_parameters();
-  /// PyTorch's "64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True".
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(BatchNorm2d);
 
@@ -128,21 +133,13 @@ struct InstanceNormOptions : BatchNormOptions {
 };
 
 /// Instance normalisation of [N, C, H, W] or [C, H, W]: each plane by its own statistics (and,
-/// with track_running_stats, by the running ones in eval mode).
-class InstanceNorm2dImpl : public Cloneable<InstanceNorm2dImpl>, public NormBase {
+/// with track_running_stats, by the running ones in eval mode). Its repr is PyTorch's "64,
+/// eps=1e-05, momentum=0.1, affine=False, track_running_stats=False".
+class InstanceNorm2dImpl : public BatchNormImplBase<InstanceNorm2dImpl, InstanceNormOptions> {
  public:
-  /// A layer with `options`.
-  explicit InstanceNorm2dImpl(const InstanceNormOptions& options);
-  /// `nn::InstanceNorm2d(num_features)`.
-  explicit InstanceNorm2dImpl(int64_t num_features) : InstanceNorm2dImpl(InstanceNormOptions(num_features)) {}
+  using BatchNormImplBase::BatchNormImplBase;
   /// F::instance_norm; ValueError for an input that is not 3-d or 4-d.
   Tensor forward(const Tensor& input) override;
-  /// Registers the parameters and buffers.
-  void reset() override;
-  /// Weight 1, bias 0, running statistics reset.
-  void reset_parameters();
-  /// PyTorch's "64, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False".
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(InstanceNorm2d);
 
@@ -188,17 +185,14 @@ using Dropout2dOptions = functional::Dropout2dFuncOptions;
 
 /// F::dropout2d as a layer: whole channels zeroed in training mode, the identity in eval mode.
 /// ValueError unless 0 <= p <= 1.
-class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
+class Dropout2dImpl : public OptionsModule<Dropout2dImpl, Dropout2dOptions> {
  public:
   /// A layer with `options` (p alone converts).
   explicit Dropout2dImpl(const Dropout2dOptions& options_ = {});
-  void reset() override {}
   /// F::dropout2d with the module's training mode.
   Tensor forward(const Tensor& input) override;
   /// PyTorch's "p=0.5, inplace=False".
   std::string extra_repr() const override;
-  /// The options the layer was built with.
-  Dropout2dOptions options;
 };
 LOCUS_MODULE(Dropout2d);
 

@@ -20,78 +20,87 @@ LOCUS_API_BEGIN
 
 namespace locus::nn {
 
+/// What the options of both stacks share, for the options `Derived` of one of them, which adds
+/// its layer: the depth and the final norm.
+template <class Derived>
+struct TransformerStackOptionsBase {
+  /// `num_layers` layers.
+  explicit TransformerStackOptionsBase(int64_t num_layers) : num_layers_(num_layers) {}
+  /// How many.
+  LOCUS_DERIVED_ARG(int64_t, num_layers);
+  /// Applied to the last layer's output (none when empty).
+  LOCUS_DERIVED_ARG(std::optional<AnyModule>, norm) = std::nullopt;
+};
+
 /// Options of nn::TransformerEncoder: `TransformerEncoderOptions(layer, 6).norm(AnyModule(LayerNorm(...)))`.
-struct TransformerEncoderOptions {
+struct TransformerEncoderOptions : TransformerStackOptionsBase<TransformerEncoderOptions> {
   /// num_layers clones of encoder_layer.
   TransformerEncoderOptions(TransformerEncoderLayer encoder_layer, int64_t num_layers)
-      : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+      : TransformerStackOptionsBase(num_layers), encoder_layer_(std::move(encoder_layer)) {}
   /// The layer cloned (its parameters' values included, as PyTorch's deepcopy).
   LOCUS_ARG(TransformerEncoderLayer, encoder_layer);
-  /// How many.
-  LOCUS_ARG(int64_t, num_layers);
-  /// Applied to the last layer's output (none when empty).
-  LOCUS_ARG(std::optional<AnyModule>, norm) = std::nullopt;
 };
 
 /// Options of nn::TransformerDecoder, the encoder's.
-struct TransformerDecoderOptions {
+struct TransformerDecoderOptions : TransformerStackOptionsBase<TransformerDecoderOptions> {
   /// num_layers clones of decoder_layer.
   TransformerDecoderOptions(TransformerDecoderLayer decoder_layer, int64_t num_layers)
-      : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
+      : TransformerStackOptionsBase(num_layers), decoder_layer_(std::move(decoder_layer)) {}
   /// The layer cloned.
   LOCUS_ARG(TransformerDecoderLayer, decoder_layer);
-  /// How many.
-  LOCUS_ARG(int64_t, num_layers);
-  /// Applied to the last layer's output (none when empty).
-  LOCUS_ARG(std::optional<AnyModule>, norm) = std::nullopt;
+};
+
+/// What the encoder and decoder stacks share, for the stack class `Derived` with `Options`:
+/// num_layers clones of the options' layer (ValueError at construction for an empty layer
+/// handle or num_layers < 1) and the optional final norm, registered as PyTorch's `layers` and
+/// `norm`.
+template <class Derived, class Options>
+class TransformerStackBase : public Cloneable<Derived> {
+ public:
+  /// A stack with `options`.
+  explicit TransformerStackBase(Options options);
+  /// Registers the layers' clones and the norm.
+  void reset() override;
+  /// The options the stack was built with.
+  Options options;
+  /// The layers.
+  ModuleList layers{nullptr};
+  /// The final norm (null without one).
+  std::shared_ptr<Module> norm;
 };
 
 /// A stack of encoder layers, as PyTorch's nn.TransformerEncoder (without 1.13's nested-tensor
 /// fast path, whose output zeroes padded positions). ValueError at construction for
 /// num_layers < 1.
-class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
+class TransformerEncoderImpl : public TransformerStackBase<TransformerEncoderImpl, TransformerEncoderOptions> {
  public:
-  /// A stack with `options`.
-  explicit TransformerEncoderImpl(TransformerEncoderOptions options);
+  using TransformerStackBase::TransformerStackBase;
   /// `nn::TransformerEncoder(layer, num_layers)`.
   TransformerEncoderImpl(TransformerEncoderLayer encoder_layer, int64_t num_layers)
-      : TransformerEncoderImpl(TransformerEncoderOptions(std::move(encoder_layer), num_layers)) {}
+      : TransformerStackBase(TransformerEncoderOptions(std::move(encoder_layer), num_layers)) {}
   /// Each layer in turn with the same masks, then the norm.
   Tensor forward(const Tensor& src, const Tensor& mask = {}, const Tensor& src_key_padding_mask = {},
                  bool is_causal = false);
-  /// Registers the layers' clones and the norm.
-  void reset() override;
-  /// The options the stack was built with.
-  TransformerEncoderOptions options;
-  /// The layers.
-  ModuleList layers{nullptr};
-  /// The final norm (null without one).
-  std::shared_ptr<Module> norm;
 };
 LOCUS_MODULE(TransformerEncoder);
 
 /// A stack of decoder layers, as PyTorch's nn.TransformerDecoder.
-class TransformerDecoderImpl : public Cloneable<TransformerDecoderImpl> {
+class TransformerDecoderImpl : public TransformerStackBase<TransformerDecoderImpl, TransformerDecoderOptions> {
  public:
-  /// A stack with `options`.
-  explicit TransformerDecoderImpl(TransformerDecoderOptions options);
+  using TransformerStackBase::TransformerStackBase;
   /// `nn::TransformerDecoder(layer, num_layers)`.
   TransformerDecoderImpl(TransformerDecoderLayer decoder_layer, int64_t num_layers)
-      : TransformerDecoderImpl(TransformerDecoderOptions(std::move(decoder_layer), num_layers)) {}
+      : TransformerStackBase(TransformerDecoderOptions(std::move(decoder_layer), num_layers)) {}
   /// Each layer in turn over the same memory and masks, then the norm.
   Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = {}, const Tensor& memory_mask = {},
                  const Tensor& tgt_key_padding_mask = {}, const Tensor& memory_key_padding_mask = {},
                  bool tgt_is_causal = false, bool memory_is_causal = false);
-  /// Registers the layers' clones and the norm.
-  void reset() override;
-  /// The options the stack was built with.
-  TransformerDecoderOptions options;
-  /// The layers.
-  ModuleList layers{nullptr};
-  /// The final norm (null without one).
-  std::shared_ptr<Module> norm;
 };
 LOCUS_MODULE(TransformerDecoder);
+
+// Their shared members are compiled once, in src/nn/transformer.cpp.
+extern template class TransformerStackBase<TransformerEncoderImpl, TransformerEncoderOptions>;
+extern template class TransformerStackBase<TransformerDecoderImpl, TransformerDecoderOptions>;
 
 /// Options of nn::Transformer: `TransformerOptions(512, 8, 6, 6)`, PyTorch's defaults.
 struct TransformerOptions {

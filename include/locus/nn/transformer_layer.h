@@ -49,48 +49,38 @@ inline constexpr TransformerActivation::Kind kReLU = TransformerActivation::ReLU
 /// LibTorch's torch::kGELU as a transformer activation.
 inline constexpr TransformerActivation::Kind kGELU = TransformerActivation::GELU;
 
-/// Options of nn::TransformerEncoderLayer: `TransformerEncoderLayerOptions(512, 8).dropout(0.1)`.
-struct TransformerEncoderLayerOptions {
+/// The options of both transformer layers, for the options `Derived` of one of them (written
+/// once because they are the same; the setters return `Derived&`, LOCUS_DERIVED_ARG).
+template <class Derived>
+struct TransformerLayerOptionsBase {
   /// The model's width and the number of attention heads (which divides it).
-  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  TransformerLayerOptionsBase(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
   /// The model's width E.
-  LOCUS_ARG(int64_t, d_model);
+  LOCUS_DERIVED_ARG(int64_t, d_model);
   /// Attention heads.
-  LOCUS_ARG(int64_t, nhead);
+  LOCUS_DERIVED_ARG(int64_t, nhead);
   /// The feed-forward block's hidden width.
-  LOCUS_ARG(int64_t, dim_feedforward) = 2048;
+  LOCUS_DERIVED_ARG(int64_t, dim_feedforward) = 2048;
   /// Dropout on the attention weights, after each block and inside the feed-forward block.
-  LOCUS_ARG(double, dropout) = 0.1;
+  LOCUS_DERIVED_ARG(double, dropout) = 0.1;
   /// The feed-forward block's activation.
-  LOCUS_ARG(TransformerActivation, activation) = kReLU;
+  LOCUS_DERIVED_ARG(TransformerActivation, activation) = kReLU;
   /// The layer norms' eps.
-  LOCUS_ARG(double, layer_norm_eps) = 1e-5;
+  LOCUS_DERIVED_ARG(double, layer_norm_eps) = 1e-5;
   /// Inputs [N, L, E] (PyTorch's Python option) instead of [L, N, E].
-  LOCUS_ARG(bool, batch_first) = false;
+  LOCUS_DERIVED_ARG(bool, batch_first) = false;
   /// Pre-norm (x + block(norm(x))) instead of post-norm (norm(x + block(x))).
-  LOCUS_ARG(bool, norm_first) = false;
+  LOCUS_DERIVED_ARG(bool, norm_first) = false;
+};
+
+/// Options of nn::TransformerEncoderLayer: `TransformerEncoderLayerOptions(512, 8).dropout(0.1)`.
+struct TransformerEncoderLayerOptions : TransformerLayerOptionsBase<TransformerEncoderLayerOptions> {
+  using TransformerLayerOptionsBase::TransformerLayerOptionsBase;
 };
 
 /// Options of nn::TransformerDecoderLayer, the encoder layer's.
-struct TransformerDecoderLayerOptions {
-  /// The model's width and the number of attention heads (which divides it).
-  TransformerDecoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
-  /// The model's width E.
-  LOCUS_ARG(int64_t, d_model);
-  /// Attention heads.
-  LOCUS_ARG(int64_t, nhead);
-  /// The feed-forward block's hidden width.
-  LOCUS_ARG(int64_t, dim_feedforward) = 2048;
-  /// Dropout on the attention weights, after each block and inside the feed-forward block.
-  LOCUS_ARG(double, dropout) = 0.1;
-  /// The feed-forward block's activation.
-  LOCUS_ARG(TransformerActivation, activation) = kReLU;
-  /// The layer norms' eps.
-  LOCUS_ARG(double, layer_norm_eps) = 1e-5;
-  /// Inputs [N, L, E] (PyTorch's Python option) instead of [L, N, E].
-  LOCUS_ARG(bool, batch_first) = false;
-  /// Pre-norm instead of post-norm.
-  LOCUS_ARG(bool, norm_first) = false;
+struct TransformerDecoderLayerOptions : TransformerLayerOptionsBase<TransformerDecoderLayerOptions> {
+  using TransformerLayerOptionsBase::TransformerLayerOptionsBase;
 };
 
 /// Self-attention and a feed-forward block, each with a residual connection and a layer norm

@@ -8,10 +8,9 @@ LOCUS_API_BEGIN
 
 #include <string>
 
-#include "locus/nn/cloneable.h"
 #include "locus/nn/functional/upsampling.h"
-#include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
+#include "locus/nn/options_module.h"
 
 namespace locus::nn {
 
@@ -19,17 +18,13 @@ namespace locus::nn {
 using UpsampleOptions = functional::InterpolateFuncOptions;
 
 /// Resizes its input as F::interpolate with the layer's options. No parameters.
-class UpsampleImpl : public Cloneable<UpsampleImpl> {
+class UpsampleImpl : public FunctionalModule<UpsampleImpl, UpsampleOptions, &functional::interpolate> {
  public:
-  /// A layer with `options`.
-  explicit UpsampleImpl(const UpsampleOptions& options_ = {}) : options(options_) {}
-  void reset() override {}
-  /// F::interpolate(input, options).
-  Tensor forward(const Tensor& input) override;
+  /// A layer with the options built from the arguments (none: UpsampleOptions' defaults); its
+  /// forward is F::interpolate(input, options).
+  using FunctionalModule::FunctionalModule;
   /// PyTorch's "scale_factor=2.0, mode=nearest" or "size=(4, 5), mode=bilinear".
   std::string extra_repr() const override;
-  /// The options the layer was built with.
-  UpsampleOptions options;
 };
 LOCUS_MODULE(Upsample);
 

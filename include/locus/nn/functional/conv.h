@@ -59,20 +59,27 @@ class ConvPadding {
 
 namespace functional {
 
-/// Options of F::conv1d / F::conv2d: `F::Conv2dFuncOptions().bias(b).stride(2).padding(1)`.
-template <size_t D>
-struct ConvFuncOptions {
+/// What the options of every convolution function share, for the options `Derived` of one
+/// kind (ConvFuncOptions, ConvTransposeFuncOptions), which add their padding: the bias, the
+/// stride, the dilation and the groups.
+template <size_t D, class Derived>
+struct ConvFuncOptionsBase {
   /// A [out_channels] bias added to every position; undefined: none.
-  LOCUS_ARG(Tensor, bias);
-  /// The step between windows, per dim.
-  LOCUS_ARG(ExpandingArray<D>, stride) = 1;
-  /// Implicit zero padding on both sides of each dim, or kSame / kValid.
-  LOCUS_ARG(ConvPadding<D>, padding) = 0;
+  LOCUS_DERIVED_ARG(Tensor, bias);
+  /// The step between windows, per dim (of the convolution a transposed one transposes).
+  LOCUS_DERIVED_ARG(ExpandingArray<D>, stride) = 1;
   /// The spacing between kernel elements (a trous convolution).
-  LOCUS_ARG(ExpandingArray<D>, dilation) = 1;
+  LOCUS_DERIVED_ARG(ExpandingArray<D>, dilation) = 1;
   /// Channels split into this many groups, each convolved with its own filters (groups ==
   /// in_channels: depthwise).
-  LOCUS_ARG(int64_t, groups) = 1;
+  LOCUS_DERIVED_ARG(int64_t, groups) = 1;
+};
+
+/// Options of F::conv1d / F::conv2d: `F::Conv2dFuncOptions().bias(b).stride(2).padding(1)`.
+template <size_t D>
+struct ConvFuncOptions : ConvFuncOptionsBase<D, ConvFuncOptions<D>> {
+  /// Implicit zero padding on both sides of each dim, or kSame / kValid.
+  LOCUS_ARG(ConvPadding<D>, padding) = 0;
 };
 /// F::conv1d's options.
 using Conv1dFuncOptions = ConvFuncOptions<1>;
@@ -95,20 +102,12 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions
 
 /// Options of F::conv_transpose2d: `F::ConvTranspose2dFuncOptions().stride(2).output_padding(1)`.
 template <size_t D>
-struct ConvTransposeFuncOptions {
-  /// A [out_channels] bias; undefined: none.
-  LOCUS_ARG(Tensor, bias);
-  /// The stride of the convolution this one transposes.
-  LOCUS_ARG(ExpandingArray<D>, stride) = 1;
+struct ConvTransposeFuncOptions : ConvFuncOptionsBase<D, ConvTransposeFuncOptions<D>> {
   /// That convolution's padding: dilation (k - 1) - padding zeros are added on each side here.
   LOCUS_ARG(ExpandingArray<D>, padding) = 0;
   /// Extra size on one side of each dim (smaller than the stride or the dilation), choosing
   /// among the input sizes a strided convolution maps to one output size.
   LOCUS_ARG(ExpandingArray<D>, output_padding) = 0;
-  /// Channel groups, as in conv2d.
-  LOCUS_ARG(int64_t, groups) = 1;
-  /// The spacing between kernel elements.
-  LOCUS_ARG(ExpandingArray<D>, dilation) = 1;
 };
 /// F::conv_transpose2d's options.
 using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
