@@ -336,35 +336,33 @@ void set_rng_state(const RngState& state) {
   g.offset = state.offset;
 }
 
-// uniform_ and normal_: the rand and randn streams, scaled in the kernel (RandomArgs).
+// uniform_ and normal_: the rand and randn streams, scaled in the kernel (RandomArgs), after
+// PyTorch's checks in its order: not into a tensor autograd records, a floating dtype (the message
+// names PyTorch's kernel, `kernel`), then the arguments (`bad_arguments`: their message, or empty).
+namespace {
+void fill_random_in_place(Tensor& t, const char* name, const char* kernel, const std::string& bad_arguments, OpId op,
+                          double low, double high) {
+  const detail::PublicOpScope scope(name);
+  autograd::check_not_recording_into(t, name);
+  if (!t.is_floating_point())
+    throw DTypeError(detail::error_prefix(name) + "\"" + kernel + "\" not implemented for '" +
+                     std::string(dtype_name(t.dtype())) + "'");
+  if (!bad_arguments.empty()) throw ValueError(detail::error_prefix(name) + bad_arguments);
+  fill_random(t, op, low, high);
+}
+}  // namespace
+
 Tensor& Tensor::uniform_(double from, double to) {
-  const detail::PublicOpScope scope("uniform_");
-  autograd::check_not_recording_into(*this, "uniform_");
-  if (!is_floating_point())
-    throw DTypeError(detail::error_prefix("uniform_") + "\"check_uniform_bounds\" not implemented for '" +
-                     std::string(dtype_name(dtype())) + "'");
-  if (!(from <= to)) {
-    std::ostringstream os;
-    os << detail::error_prefix("uniform_") << "uniform_ expects to return a [from, to) range, but found from=" << from
-       << " > to=" << to;
-    throw ValueError(os.str());
-  }
-  fill_random(*this, OpId::Rand, from, to);
+  std::ostringstream bad;
+  if (!(from <= to)) bad << "uniform_ expects to return a [from, to) range, but found from=" << from << " > to=" << to;
+  fill_random_in_place(*this, "uniform_", "check_uniform_bounds", bad.str(), OpId::Rand, from, to);
   return *this;
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
-  const detail::PublicOpScope scope("normal_");
-  autograd::check_not_recording_into(*this, "normal_");
-  if (!is_floating_point())
-    throw DTypeError(detail::error_prefix("normal_") + "\"normal_kernel_cpu\" not implemented for '" +
-                     std::string(dtype_name(dtype())) + "'");
-  if (!(std >= 0)) {
-    std::ostringstream os;
-    os << detail::error_prefix("normal_") << "normal expects std >= 0.0, but found std " << std;
-    throw ValueError(os.str());
-  }
-  fill_random(*this, OpId::Randn, mean, std);
+  std::ostringstream bad;
+  if (!(std >= 0)) bad << "normal expects std >= 0.0, but found std " << std;
+  fill_random_in_place(*this, "normal_", "normal_kernel_cpu", bad.str(), OpId::Randn, mean, std);
   return *this;
 }
 

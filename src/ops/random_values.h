@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "locus/dtype.h"
 #include "src/ops/op_id.h"
 #include "src/ops/philox.h"
 
@@ -36,9 +37,16 @@ LOCUS_HOST_DEVICE inline double random_value(ops::OpId op, int mantissa_bits, ui
   return low + static_cast<double>(((uint64_t{r[1]} << 32) | r[0]) % range);
 }
 
+/// The bits of the significand of `dtype`'s elements (53, 24, 11 or 8); 24 for the integer
+/// types, which take Randint and Arange only.
+LOCUS_HOST_DEVICE constexpr int mantissa_bits(DType dtype) {
+  return dtype == DType::Float64 ? 53 : dtype == DType::Float16 ? 11 : dtype == DType::BFloat16 ? 8 : 24;
+}
+
 /// Element `i` of the tensor that `a` (ops::RandomArgs) describes, scaled as its op asks: rand's
 /// range [low, high) (uniform_: low + (high - low) u) and randn's mean and standard deviation
-/// (normal_: low + high z). Both kernels call this, so the scaling is written once.
+/// (normal_: low + high z). `mantissa_bits` is mantissa_bits(a.dtype), taken once per kernel.
+/// Both kernels call this, so the scaling is written once.
 template <class Args>
 LOCUS_HOST_DEVICE inline double random_element(const Args& a, int mantissa_bits, int64_t i) {
   const double v = random_value(a.op, mantissa_bits, a.seed, a.offset, i, a.low, a.high);

@@ -9,18 +9,13 @@ namespace locus::cpu {
 namespace {
 
 template <class T>
-constexpr int kMantissaBits = std::is_same_v<T, double> ? 53
-                              : std::is_same_v<T, Half> ? 11
-                              : std::is_same_v<T, BFloat16> ? 8
-                                                             : 24;
-
-template <class T>
 void generate_typed(const ops::RandomArgs& a) {
   T* out = reinterpret_cast<T*>(a.out);
   const bool parallel = a.numel * 16 >= kParallelBytes;
+  const int bits = runtime::mantissa_bits(a.dtype);
   parallel_for(a.numel, parallel, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const double v = runtime::random_element(a, kMantissaBits<T>, i);
+      const double v = runtime::random_element(a, bits, i);
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         out[i] = static_cast<T>(v);
       } else {

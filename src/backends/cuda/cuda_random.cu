@@ -8,17 +8,12 @@ namespace locus::cuda_backend {
 namespace {
 
 template <class T>
-constexpr int kMantissaBits = std::is_same_v<T, double> ? 53
-                              : std::is_same_v<T, __half> ? 11
-                              : std::is_same_v<T, __nv_bfloat16> ? 8
-                                                                  : 24;
-
-template <class T>
 __global__ void __launch_bounds__(kBlock) random_kernel(ops::RandomArgs a) {
   T* out = reinterpret_cast<T*>(a.out);
+  const int bits = runtime::mantissa_bits(a.dtype);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.numel;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double v = runtime::random_element(a, kMantissaBits<T>, i);
+    const double v = runtime::random_element(a, bits, i);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) out[i] = static_cast<T>(v);
     else out[i] = convert<T>(static_cast<compute_t<T>>(v));
   }
