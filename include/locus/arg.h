@@ -6,13 +6,13 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
-/// Declares option `name` of type T: `o.name(v)` sets it and returns the options (to chain),
-/// `o.name()` reads it. Follow it with its default: `LOCUS_ARG(double, lr) = 0.01;`.
-#define LOCUS_ARG(T, name)                      \
+/// The one definition of an option: its setter, returning `Self` (to chain) as `self`, its getter
+/// and its member. LOCUS_ARG and LOCUS_DERIVED_ARG differ only in what the setter returns.
+#define LOCUS_OPTION_FIELD(T, name, Self, self) \
  public:                                        \
-  auto& name(const T& value) {                  \
+  Self name(const T& value) {                   \
     name##_ = value;                            \
-    return *this;                               \
+    return self;                                \
   }                                             \
   const T& name() const noexcept {              \
     return name##_;                             \
@@ -21,21 +21,14 @@ LOCUS_API_BEGIN
  private:                                       \
   T name##_
 
+/// Declares option `name` of type T: `o.name(v)` sets it and returns the options (to chain),
+/// `o.name()` reads it. Follow it with its default: `LOCUS_ARG(double, lr) = 0.01;`.
+#define LOCUS_ARG(T, name) LOCUS_OPTION_FIELD(T, name, auto&, *this)
+
 /// LOCUS_ARG in an options base that several options structs share (written as a template over
 /// `Derived`, the struct that derives from it): the setter returns `Derived&`, not the base, so
 /// a chain keeps the options' own type: `Conv2dOptions(1, 8, 3).stride(2).padding(1)` (padding
 /// is Conv2dOptions' own). Note [Module and options bases] in docs/design.md.
-#define LOCUS_DERIVED_ARG(T, name)               \
- public:                                         \
-  Derived& name(const T& value) {                \
-    name##_ = value;                             \
-    return static_cast<Derived&>(*this);         \
-  }                                              \
-  const T& name() const noexcept {               \
-    return name##_;                              \
-  }                                              \
-                                                 \
- private:                                        \
-  T name##_
+#define LOCUS_DERIVED_ARG(T, name) LOCUS_OPTION_FIELD(T, name, Derived&, static_cast<Derived&>(*this))
 
 LOCUS_API_END

@@ -95,16 +95,6 @@ class OptimizerCloneableOptions : public OptimizerOptions {
   }
 };
 
-/// LOCUS_ARG in an options base that several optimizers share: the setter returns the
-/// optimizer's own options (`Derived&`), so that a chain keeps their type.
-#define LOCUS_SHARED_ARG(T, name)                                                           \
- public:                                                                                  \
-  Derived& name(const T& value) { return name##_ = value, static_cast<Derived&>(*this); } \
-  const T& name() const noexcept { return name##_; }                                      \
-                                                                                          \
- private:                                                                                 \
-  T name##_
-
 /// The options every optimizer here has (lr, weight_decay, master_weights), for the options
 /// `Derived` of one optimizer, which adds its own and calls this for_each_option from its own.
 template <typename Derived>
@@ -112,13 +102,13 @@ struct CommonOptions : OptimizerCloneableOptions<Derived> {
   /// The learning rate, positionally.
   explicit CommonOptions(double lr) : lr_(lr) {}
   /// The learning rate.
-  LOCUS_SHARED_ARG(double, lr);
+  LOCUS_DERIVED_ARG(double, lr);
   /// The weight decay: an L2 penalty added to the gradient (AdamW: decoupled decay, default
   /// 0.01 there).
-  LOCUS_SHARED_ARG(double, weight_decay) = 0;
+  LOCUS_DERIVED_ARG(double, weight_decay) = 0;
   /// Keep float32 master copies of float16/bfloat16 parameters and update those (small updates
   /// are not rounded away); the parameters get the rounded result after each step.
-  LOCUS_SHARED_ARG(bool, master_weights) = false;
+  LOCUS_DERIVED_ARG(bool, master_weights) = false;
 
  public:
   /// Calls f(name, member) for every option (OptimizerCloneableOptions).
@@ -135,11 +125,11 @@ struct AdamFamilyOptions : CommonOptions<Derived> {
   /// The learning rate, positionally.
   explicit AdamFamilyOptions(double lr) : CommonOptions<Derived>(lr) {}
   /// Decay of the running mean of gradients.
-  LOCUS_SHARED_ARG(double, beta1) = 0.9;
+  LOCUS_DERIVED_ARG(double, beta1) = 0.9;
   /// Decay of the running mean of squared gradients (Adamax: of the infinity norm).
-  LOCUS_SHARED_ARG(double, beta2) = 0.999;
+  LOCUS_DERIVED_ARG(double, beta2) = 0.999;
   /// Added to the denominator for stability.
-  LOCUS_SHARED_ARG(double, eps) = 1e-8;
+  LOCUS_DERIVED_ARG(double, eps) = 1e-8;
 
  public:
   /// Both betas at once, as PyTorch's `betas=(0.9, 0.999)`.
@@ -154,8 +144,6 @@ struct AdamFamilyOptions : CommonOptions<Derived> {
     f("beta1", beta1_), f("beta2", beta2_), f("eps", eps_);
   }
 };
-
-#undef LOCUS_SHARED_ARG
 
 /// A list of parameters and, optionally, their own options (those missing are the optimizer's
 /// defaults when the group joins it), as LibTorch's OptimizerParamGroup.
