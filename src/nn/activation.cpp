@@ -29,31 +29,36 @@ std::string inplace_suffix(bool inplace, bool first) {
 
 }  // namespace
 
-std::string LeakyReLUImpl::extra_repr() const {
+namespace detail {
+
+std::string leaky_relu_repr(const LeakyReLUOptions& options) {
   return "negative_slope=" + python_float(options.negative_slope()) + inplace_suffix(options.inplace(), false);
 }
 
-std::string ELUImpl::extra_repr() const {
+std::string elu_repr(const ELUOptions& options) {
   return "alpha=" + python_float(options.alpha()) + inplace_suffix(options.inplace(), false);
 }
 
-std::string SELUImpl::extra_repr() const { return inplace_suffix(options.inplace(), true); }
+std::string selu_repr(const SELUOptions& options) { return inplace_suffix(options.inplace(), true); }
 
-std::string SoftplusImpl::extra_repr() const {
+std::string softplus_repr(const SoftplusOptions& options) {
   return "beta=" + python_number(options.beta()) + ", threshold=" + python_number(options.threshold());
 }
+
+std::string hardtanh_repr(const HardtanhOptions& options) {
+  return "min_val=" + python_float(options.min_val()) + ", max_val=" + python_float(options.max_val()) +
+         inplace_suffix(options.inplace(), false);
+}
+
+std::string relu6_repr(const ReLU6Options& options) { return inplace_suffix(options.inplace(), true); }
+
+}  // namespace detail
 
 HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : FunctionalModule(options_) {
   if (!(options.max_val() > options.min_val()))
     throw ValueError("Hardtanh: max_val must be greater than min_val, got min_val=" + python_float(options.min_val()) +
                      " and max_val=" + python_float(options.max_val()));
 }
-std::string HardtanhImpl::extra_repr() const {
-  return "min_val=" + python_float(options.min_val()) + ", max_val=" + python_float(options.max_val()) +
-         inplace_suffix(options.inplace(), false);
-}
-
-std::string ReLU6Impl::extra_repr() const { return inplace_suffix(options.inplace(), true); }
 
 namespace functional {
 

@@ -80,32 +80,22 @@ Tensor rms_norm(const Tensor& input, const RMSNormFuncOptions& o) {
 
 namespace {
 
-void check_sizes(const char* layer, const std::vector<int64_t>& normalized_shape) {
+// LayerNorm's and RMSNorm's parameters: normalized_shape, whose sizes are checked first.
+AffineShape normalized_shape_parameters(const char* layer, const std::vector<int64_t>& normalized_shape, bool learnable) {
   for (int64_t s : normalized_shape)
     if (s < 0)
       throw ValueError(std::string(layer) + ": normalized_shape has a negative size: " + functional::tuple_repr(normalized_shape));
+  return {Shape(normalized_shape), learnable};
 }
-
-Shape shape_of(const std::vector<int64_t>& v) { return Shape(v); }
 
 }  // namespace
 
-LayerNormImpl::LayerNormImpl(const LayerNormOptions& o) : options(o) {
-  check_sizes("LayerNorm", o.normalized_shape());
-  reset();
+AffineShape LayerNormImpl::affine_shape(const LayerNormOptions& o) {
+  return normalized_shape_parameters("LayerNorm", o.normalized_shape(), o.elementwise_affine());
 }
 
-void LayerNormImpl::reset() {
-  const Shape s = shape_of(options.normalized_shape());
-  weight = options.elementwise_affine() ? register_parameter("weight", ones(s)) : Tensor();
-  bias = options.elementwise_affine() ? register_parameter("bias", zeros(s)) : Tensor();
-}
-
-void LayerNormImpl::reset_parameters() {
-  if (!options.elementwise_affine()) return;
-  NoGradGuard no_grad;
-  weight.fill_(1);
-  bias.zero_();
+AffineShape RMSNormImpl::affine_shape(const RMSNormOptions& o) {
+  return normalized_shape_parameters("RMSNorm", o.normalized_shape(), o.elementwise_affine());
 }
 
 Tensor LayerNormImpl::forward(const Tensor& input) {
@@ -118,21 +108,6 @@ Tensor LayerNormImpl::forward(const Tensor& input) {
 std::string LayerNormImpl::extra_repr() const {
   return functional::tuple_repr(options.normalized_shape()) + ", eps=" + detail::python_float(options.eps()) +
          ", elementwise_affine=" + (options.elementwise_affine() ? "True" : "False");
-}
-
-RMSNormImpl::RMSNormImpl(const RMSNormOptions& o) : options(o) {
-  check_sizes("RMSNorm", o.normalized_shape());
-  reset();
-}
-
-void RMSNormImpl::reset() {
-  weight = options.elementwise_affine() ? register_parameter("weight", ones(shape_of(options.normalized_shape()))) : Tensor();
-}
-
-void RMSNormImpl::reset_parameters() {
-  if (!options.elementwise_affine()) return;
-  NoGradGuard no_grad;
-  weight.fill_(1);
 }
 
 Tensor RMSNormImpl::forward(const Tensor& input) {

@@ -116,22 +116,10 @@ Tensor InstanceNorm2dImpl::forward(const Tensor& input) {
   return normalize(input, is_training(), true, "InstanceNorm2d");
 }
 
-GroupNormImpl::GroupNormImpl(const GroupNormOptions& o) : options(o) {
+AffineShape GroupNormImpl::affine_shape(const GroupNormOptions& o) {
   if (o.num_groups() <= 0 || o.num_channels() <= 0) throw ValueError("GroupNorm: num_groups and num_channels must be positive");
   if (o.num_channels() % o.num_groups() != 0) throw ValueError("GroupNorm: num_channels must be divisible by num_groups");
-  reset();
-}
-
-void GroupNormImpl::reset() {
-  weight = options.affine() ? register_parameter("weight", ones({options.num_channels()})) : Tensor();
-  bias = options.affine() ? register_parameter("bias", zeros({options.num_channels()})) : Tensor();
-}
-
-void GroupNormImpl::reset_parameters() {
-  if (!options.affine()) return;
-  NoGradGuard no_grad;
-  weight.fill_(1);
-  bias.zero_();
+  return {Shape{o.num_channels()}, o.affine()};
 }
 
 Tensor GroupNormImpl::forward(const Tensor& input) {

@@ -259,27 +259,27 @@ std::string max_pool_repr(const Options& o) {
 
 }  // namespace
 
-std::string MaxPool1dImpl::extra_repr() const { return max_pool_repr(options); }
-std::string MaxPool2dImpl::extra_repr() const { return max_pool_repr(options); }
+namespace detail {
 
-std::string AvgPool1dImpl::extra_repr() const {
+std::string max_pool1d_repr(const MaxPool1dOptions& o) { return max_pool_repr(o); }
+std::string max_pool2d_repr(const MaxPool2dOptions& o) { return max_pool_repr(o); }
+
+std::string avg_pool1d_repr(const AvgPool1dOptions& o) {
   using functional::tuple_repr;
-  return "kernel_size=" + tuple_repr(options.kernel_size().vec()) + ", stride=" + tuple_repr(options.stride().vec()) +
-         ", padding=" + tuple_repr(options.padding().vec());
+  return "kernel_size=" + tuple_repr(o.kernel_size().vec()) + ", stride=" + tuple_repr(o.stride().vec()) +
+         ", padding=" + tuple_repr(o.padding().vec());
 }
 
-std::string AvgPool2dImpl::extra_repr() const {
+std::string avg_pool2d_repr(const AvgPool2dOptions& o) {
   using functional::int_or_tuple_repr;
-  return "kernel_size=" + int_or_tuple_repr(options.kernel_size().vec()) +
-         ", stride=" + int_or_tuple_repr(options.stride().vec()) + ", padding=" + int_or_tuple_repr(options.padding().vec());
+  return "kernel_size=" + int_or_tuple_repr(o.kernel_size().vec()) + ", stride=" + int_or_tuple_repr(o.stride().vec()) +
+         ", padding=" + int_or_tuple_repr(o.padding().vec());
 }
 
-std::string AdaptiveAvgPool2dImpl::extra_repr() const {
-  return "output_size=" + functional::int_or_tuple_repr(options.output_size().vec());
+std::string adaptive_pool_repr(const functional::AdaptivePool2dFuncOptions& o) {
+  return "output_size=" + functional::int_or_tuple_repr(o.output_size().vec());
 }
 
-std::string AdaptiveMaxPool2dImpl::extra_repr() const {
-  return "output_size=" + functional::int_or_tuple_repr(options.output_size().vec());
-}
+}  // namespace detail
 
 }  // namespace locus::nn

@@ -4,7 +4,10 @@
 
 #include "locus/nn/transformer_layer.h"
 
+#include <array>
+#include <cstddef>
 #include <string>
+#include <utility>
 
 #include "locus/errors.h"
 #include "locus/nn/activation.h"
@@ -58,6 +61,21 @@ void check_options(const char* layer, int64_t dim_feedforward, double dropout) {
     throw ValueError(std::string(layer) + ": dropout probability has to be between 0 and 1, but got " + std::to_string(dropout));
 }
 
+// Note [Transformer layer registration]: both layers register their modules in PyTorch's
+// order, which is the state_dict's: the attention blocks, the feed-forward block (linear1,
+// dropout, linear2), the norms (norm1..), then the dropouts after the blocks (dropout1..). The
+// three groups they share are written once here; `reg` is the layer's register_module.
+template <class Reg, class Options, size_t N>
+void register_shared_modules(const Reg& reg, const TransformerLayerOptionsBase<Options>& o, Linear& linear1,
+                             Dropout& dropout, Linear& linear2, const std::array<LayerNorm*, N>& norms,
+                             const std::array<Dropout*, N>& dropouts) {
+  linear1 = reg("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = reg("dropout", Dropout(o.dropout()));
+  linear2 = reg("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  for (size_t i = 0; i < N; ++i) *norms[i] = reg("norm" + std::to_string(i + 1), LayerNorm(norm_options(o)));
+  for (size_t i = 0; i < N; ++i) *dropouts[i] = reg("dropout" + std::to_string(i + 1), Dropout(o.dropout()));
+}
+
 }  // namespace
 
 TransformerActivation::TransformerActivation(const char* name) {
@@ -85,16 +103,11 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
 }
 
 void TransformerEncoderLayerImpl::reset() {
-  const TransformerEncoderLayerOptions& o = options;
-  // PyTorch's registration order, which is the state_dict's.
-  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o)));
-  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
-  dropout = register_module("dropout", Dropout(o.dropout()));
-  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
-  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
-  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
-  dropout1 = register_module("dropout1", Dropout(o.dropout()));
-  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+  // Note [Transformer layer registration].
+  const auto reg = [this](const std::string& name, auto module) { return register_module(name, std::move(module)); };
+  self_attn = reg("self_attn", MultiheadAttention(attention_options(options)));
+  register_shared_modules(reg, options, linear1, dropout, linear2, std::array{&norm1, &norm2},
+                          std::array{&dropout1, &dropout2});
 }
 
 void TransformerEncoderLayerImpl::reset_parameters() {
@@ -121,18 +134,12 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecode
 }
 
 void TransformerDecoderLayerImpl::reset() {
-  const TransformerDecoderLayerOptions& o = options;
-  self_attn = register_module("self_attn", MultiheadAttention(attention_options(o)));
-  multihead_attn = register_module("multihead_attn", MultiheadAttention(attention_options(o)));
-  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
-  dropout = register_module("dropout", Dropout(o.dropout()));
-  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
-  norm1 = register_module("norm1", LayerNorm(norm_options(o)));
-  norm2 = register_module("norm2", LayerNorm(norm_options(o)));
-  norm3 = register_module("norm3", LayerNorm(norm_options(o)));
-  dropout1 = register_module("dropout1", Dropout(o.dropout()));
-  dropout2 = register_module("dropout2", Dropout(o.dropout()));
-  dropout3 = register_module("dropout3", Dropout(o.dropout()));
+  // Note [Transformer layer registration].
+  const auto reg = [this](const std::string& name, auto module) { return register_module(name, std::move(module)); };
+  self_attn = reg("self_attn", MultiheadAttention(attention_options(options)));
+  multihead_attn = reg("multihead_attn", MultiheadAttention(attention_options(options)));
+  register_shared_modules(reg, options, linear1, dropout, linear2, std::array{&norm1, &norm2, &norm3},
+                          std::array{&dropout1, &dropout2, &dropout3});
 }
 
 void TransformerDecoderLayerImpl::reset_parameters() {

@@ -169,7 +169,7 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& o) {
 
 }  // namespace functional
 
-std::string UpsampleImpl::extra_repr() const {
+std::string detail::upsample_repr(const UpsampleOptions& options) {
   std::string s;
   if (options.size()) {
     s = "size=" + (options.size()->size() == 1 ? std::to_string((*options.size())[0]) : functional::tuple_repr(*options.size()));

@@ -163,30 +163,41 @@ Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
 namespace locus::nn {
 
 // ---- modules ------------------------------------------------------------------------------
-// Each is its function with the module's options (options_module.h); what a module declares
-// itself is only how it prints.
+// Each is its function with the module's options and how it prints them (options_module.h).
+
+namespace detail {
+/// LeakyReLU's repr: PyTorch's "negative_slope=0.01" (", inplace=True" when in place).
+std::string leaky_relu_repr(const LeakyReLUOptions& options);
+/// ELU's repr: "alpha=1.0" (and inplace as LeakyReLU's).
+std::string elu_repr(const ELUOptions& options);
+/// SELU's repr: "inplace=True" when in place, else empty.
+std::string selu_repr(const SELUOptions& options);
+/// Softplus's repr: "beta=1, threshold=20" (whole values print as Python ints, as the defaults).
+std::string softplus_repr(const SoftplusOptions& options);
+/// Hardtanh's repr: "min_val=-1.0, max_val=1.0" (and inplace as LeakyReLU's).
+std::string hardtanh_repr(const HardtanhOptions& options);
+/// ReLU6's repr: as SELU's.
+std::string relu6_repr(const ReLU6Options& options);
+}  // namespace detail
 
 /// x for x > 0, else negative_slope * x.
-class LeakyReLUImpl : public FunctionalModule<LeakyReLUImpl, LeakyReLUOptions, &functional::leaky_relu> {
+class LeakyReLUImpl : public FunctionalModule<LeakyReLUImpl, LeakyReLUOptions, &functional::leaky_relu, nullptr, &detail::leaky_relu_repr> {
  public:
   using FunctionalModule::FunctionalModule;
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(LeakyReLU);
 
 /// x for x > 0, else alpha * (exp(x) - 1).
-class ELUImpl : public FunctionalModule<ELUImpl, ELUOptions, &functional::elu> {
+class ELUImpl : public FunctionalModule<ELUImpl, ELUOptions, &functional::elu, nullptr, &detail::elu_repr> {
  public:
   using FunctionalModule::FunctionalModule;
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(ELU);
 
 /// scale * elu(x, alpha) with the self-normalizing constants.
-class SELUImpl : public FunctionalModule<SELUImpl, SELUOptions, &functional::selu> {
+class SELUImpl : public FunctionalModule<SELUImpl, SELUOptions, &functional::selu, nullptr, &detail::selu_repr> {
  public:
   using FunctionalModule::FunctionalModule;
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(SELU);
 
@@ -199,28 +210,25 @@ class MishImpl : public UnaryModule<MishImpl, &locus::mish> {};
 LOCUS_MODULE(Mish);
 
 /// log(1 + exp(beta x)) / beta, x above the threshold.
-class SoftplusImpl : public FunctionalModule<SoftplusImpl, SoftplusOptions, &functional::softplus> {
+class SoftplusImpl : public FunctionalModule<SoftplusImpl, SoftplusOptions, &functional::softplus, nullptr, &detail::softplus_repr> {
  public:
   using FunctionalModule::FunctionalModule;
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(Softplus);
 
 /// x limited to [min_val, max_val]; ValueError at construction unless max_val > min_val (as
 /// PyTorch's module; the function takes any bounds).
-class HardtanhImpl : public FunctionalModule<HardtanhImpl, HardtanhOptions, &functional::hardtanh> {
+class HardtanhImpl : public FunctionalModule<HardtanhImpl, HardtanhOptions, &functional::hardtanh, nullptr, &detail::hardtanh_repr> {
  public:
   /// A module with `options_`; checks the bounds.
   explicit HardtanhImpl(const HardtanhOptions& options_ = {});
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(Hardtanh);
 
 /// min(max(x, 0), 6).
-class ReLU6Impl : public FunctionalModule<ReLU6Impl, ReLU6Options, &functional::relu6> {
+class ReLU6Impl : public FunctionalModule<ReLU6Impl, ReLU6Options, &functional::relu6, nullptr, &detail::relu6_repr> {
  public:
   using FunctionalModule::FunctionalModule;
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(ReLU6);
 

@@ -93,36 +93,37 @@ struct BCEWithLogitsLossOptions {
   LOCUS_ARG(Tensor, pos_weight);
 };
 
-/// Options of CrossEntropyLoss and F::cross_entropy.
-struct CrossEntropyLossOptions {
-  /// The defaults: no weight, ignore_index -100, mean, no smoothing.
-  CrossEntropyLossOptions() = default;
-  /// The options of nn::cross_entropy (reduction and ignore_index), as CrossEntropyLoss took them.
-  CrossEntropyLossOptions(const ClassLossOptions& o)  // NOLINT: implicit, for old callers
+/// What the options of the class-index losses (CrossEntropyLoss, NLLLoss) share, for the
+/// options `Derived` of one of them: a weight per class, the ignored class and the reduction.
+/// The setters return `Derived&` (LOCUS_DERIVED_ARG), so a chain goes on with Derived's fields.
+template <class Derived>
+struct ClassIndexLossOptionsBase {
+  /// The defaults: no weight, ignore_index -100, mean.
+  ClassIndexLossOptionsBase() = default;
+  /// The options of nn::cross_entropy / nn::nll_loss (reduction and ignore_index), as the losses
+  /// took them.
+  ClassIndexLossOptionsBase(const ClassLossOptions& o)  // NOLINT: implicit, for old callers
       : ignore_index_(o.ignore_index()), reduction_(o.reduction()) {}
-  /// A weight per class, shape [C] (undefined: all 1).
-  LOCUS_ARG(Tensor, weight);
+  /// A weight per class, shape [C] (undefined: all 1); NLLLoss's mean divides by the targets'
+  /// weights.
+  LOCUS_DERIVED_ARG(Tensor, weight);
   /// Targets equal to this class contribute nothing (class indices only).
-  LOCUS_ARG(int64_t, ignore_index) = -100;
-  /// How the per-sample losses are folded.
-  LOCUS_ARG(Reduction, reduction) = Reduction::Mean;
+  LOCUS_DERIVED_ARG(int64_t, ignore_index) = -100;
+  /// How the per-target losses are folded.
+  LOCUS_DERIVED_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+/// Options of CrossEntropyLoss and F::cross_entropy: ClassIndexLossOptionsBase's, and label
+/// smoothing (default: none).
+struct CrossEntropyLossOptions : ClassIndexLossOptionsBase<CrossEntropyLossOptions> {
+  using ClassIndexLossOptionsBase::ClassIndexLossOptionsBase;
   /// Mixes the target with the uniform distribution: (1 - s) * target + s / C. In [0, 1].
   LOCUS_ARG(double, label_smoothing) = 0.0;
 };
 
-/// Options of NLLLoss and F::nll_loss.
-struct NLLLossOptions {
-  /// The defaults: no weight, ignore_index -100, mean.
-  NLLLossOptions() = default;
-  /// From nn::nll_loss's options.
-  NLLLossOptions(const ClassLossOptions& o)  // NOLINT: implicit, for old callers
-      : ignore_index_(o.ignore_index()), reduction_(o.reduction()) {}
-  /// A weight per class, shape [C] (undefined: all 1); the mean divides by the targets' weights.
-  LOCUS_ARG(Tensor, weight);
-  /// Targets equal to this class contribute nothing.
-  LOCUS_ARG(int64_t, ignore_index) = -100;
-  /// How the per-target losses are folded.
-  LOCUS_ARG(Reduction, reduction) = Reduction::Mean;
+/// Options of NLLLoss and F::nll_loss: ClassIndexLossOptionsBase's.
+struct NLLLossOptions : ClassIndexLossOptionsBase<NLLLossOptions> {
+  using ClassIndexLossOptionsBase::ClassIndexLossOptionsBase;
 };
 
 /// Options of MarginRankingLoss and F::margin_ranking_loss.

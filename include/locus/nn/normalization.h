@@ -14,6 +14,7 @@ LOCUS_API_BEGIN
 #include <utility>
 
 #include "locus/arg.h"
+#include "locus/nn/affine_norm.h"
 #include "locus/nn/cloneable.h"
 #include "locus/nn/functional/normalization.h"
 #include "locus/nn/module.h"
@@ -159,24 +160,19 @@ struct GroupNormOptions {
 
 /// Group normalisation: F::group_norm with learnable [C] weight and bias. ValueError at
 /// construction when num_groups does not divide num_channels.
-class GroupNormImpl : public Cloneable<GroupNormImpl> {
+class GroupNormImpl : public AffineNormImplBase<GroupNormImpl, GroupNormOptions> {
  public:
-  /// A layer with `options`.
-  explicit GroupNormImpl(const GroupNormOptions& options);
+  using AffineNormImplBase::AffineNormImplBase;
   /// `nn::GroupNorm(num_groups, num_channels)`.
-  GroupNormImpl(int64_t num_groups, int64_t num_channels) : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
+  GroupNormImpl(int64_t num_groups, int64_t num_channels) : AffineNormImplBase(GroupNormOptions(num_groups, num_channels)) {}
   /// F::group_norm.
   Tensor forward(const Tensor& input) override;
-  /// Registers weight and bias.
-  void reset() override;
-  /// Weight 1, bias 0.
-  void reset_parameters();
   /// PyTorch's "8, 64, eps=1e-05, affine=True".
   std::string extra_repr() const override;
-  /// The options the layer was built with.
-  GroupNormOptions options;
-  /// [C] scale and shift (undefined without affine).
-  Tensor weight, bias;
+
+ private:
+  friend AffineNormImplBase;
+  static AffineShape affine_shape(const GroupNormOptions& o);
 };
 LOCUS_MODULE(GroupNorm);
 

@@ -9,6 +9,7 @@
 LOCUS_API_BEGIN
 
 #include <concepts>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -45,13 +46,20 @@ class OptionsModule : public StatelessModule<Derived> {
 /// An OptionsModule whose forward is `Fn(input, options)`: `Fn` is the module's function in
 /// torch.nn.functional (`&functional::max_pool2d` for nn::MaxPool2d). A module whose function
 /// also has a form that returns the positions it picked names it as `FnWithIndices`
-/// (`&functional::max_pool2d_with_indices`), which forward_with_indices calls.
-template <class Derived, class Options, auto Fn, auto FnWithIndices = nullptr>
+/// (`&functional::max_pool2d_with_indices`), which forward_with_indices calls. `Repr`, where
+/// given, is how the module prints its options (its extra_repr, `std::string Repr(const Options&)`),
+/// so that a module class is its base and its inherited constructors alone.
+template <class Derived, class Options, auto Fn, auto FnWithIndices = nullptr, auto Repr = nullptr>
 class FunctionalModule : public OptionsModule<Derived, Options> {
  public:
   using OptionsModule<Derived, Options>::OptionsModule;
   /// The module's function of `input` with its options.
   Tensor forward(const Tensor& input) override { return Fn(input, this->options); }
+  /// `Repr(options)`; without a `Repr`, Module's (empty).
+  std::string extra_repr() const override {
+    if constexpr (std::is_null_pointer_v<decltype(Repr)>) return Module::extra_repr();
+    else return Repr(this->options);
+  }
   /// The values and their positions, as PyTorch's return_indices=True.
   std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input)
     requires(!std::is_null_pointer_v<decltype(FnWithIndices)>)

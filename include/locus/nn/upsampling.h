@@ -17,14 +17,19 @@ namespace locus::nn {
 /// nn::Upsample's options (F::interpolate's, without recompute_scale_factor).
 using UpsampleOptions = functional::InterpolateFuncOptions;
 
-/// Resizes its input as F::interpolate with the layer's options. No parameters.
-class UpsampleImpl : public FunctionalModule<UpsampleImpl, UpsampleOptions, &functional::interpolate> {
+namespace detail {
+/// Upsample's repr: PyTorch's "scale_factor=2.0, mode=nearest" or "size=(4, 5), mode=bilinear".
+std::string upsample_repr(const UpsampleOptions& options);
+}  // namespace detail
+
+/// Resizes its input as F::interpolate with the layer's options, printed by upsample_repr. No
+/// parameters.
+class UpsampleImpl
+    : public FunctionalModule<UpsampleImpl, UpsampleOptions, &functional::interpolate, nullptr, &detail::upsample_repr> {
  public:
   /// A layer with the options built from the arguments (none: UpsampleOptions' defaults); its
   /// forward is F::interpolate(input, options).
   using FunctionalModule::FunctionalModule;
-  /// PyTorch's "scale_factor=2.0, mode=nearest" or "size=(4, 5), mode=bilinear".
-  std::string extra_repr() const override;
 };
 LOCUS_MODULE(Upsample);
 

@@ -16,21 +16,30 @@ LOCUS_API_BEGIN
 
 namespace locus::nn::functional {
 
+/// The window options max and average pooling share, for the `D`-dim options `Derived` of one
+/// of them (the setters return `Derived&`, LOCUS_DERIVED_ARG, so a chain goes on with Derived's
+/// own fields).
+template <size_t D, class Derived>
+struct PoolFuncOptionsBase {
+  /// The window size; the stride defaults to it.
+  PoolFuncOptionsBase(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  /// The window size per dim.
+  LOCUS_DERIVED_ARG(ExpandingArray<D>, kernel_size);
+  /// The step between windows (default: the kernel size).
+  LOCUS_DERIVED_ARG(ExpandingArray<D>, stride);
+  /// Implicit padding on both sides (-inf for max pooling, zeros for average pooling), at most
+  /// half the kernel size.
+  LOCUS_DERIVED_ARG(ExpandingArray<D>, padding) = 0;
+  /// Round the output size up (a last window that starts inside the input or the left padding).
+  LOCUS_DERIVED_ARG(bool, ceil_mode) = false;
+};
+
 /// Options of F::max_pool1d/2d: `F::MaxPool2dFuncOptions(2)`, `F::MaxPool2dFuncOptions({3, 3}).stride(2).padding(1)`.
 template <size_t D>
-struct MaxPoolFuncOptions {
-  /// The window size; the stride defaults to it.
-  MaxPoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
-  /// The window size per dim.
-  LOCUS_ARG(ExpandingArray<D>, kernel_size);
-  /// The step between windows (default: the kernel size).
-  LOCUS_ARG(ExpandingArray<D>, stride);
-  /// Implicit -inf padding on both sides, at most half the kernel size.
-  LOCUS_ARG(ExpandingArray<D>, padding) = 0;
+struct MaxPoolFuncOptions : PoolFuncOptionsBase<D, MaxPoolFuncOptions<D>> {
+  using PoolFuncOptionsBase<D, MaxPoolFuncOptions<D>>::PoolFuncOptionsBase;
   /// The spacing between window elements.
   LOCUS_ARG(ExpandingArray<D>, dilation) = 1;
-  /// Round the output size up (a last window that starts inside the input or the left padding).
-  LOCUS_ARG(bool, ceil_mode) = false;
 };
 /// F::max_pool1d's options.
 using MaxPool1dFuncOptions = MaxPoolFuncOptions<1>;
@@ -53,17 +62,8 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const Ma
 
 /// Options of F::avg_pool1d/2d: `F::AvgPool2dFuncOptions(2).count_include_pad(false)`.
 template <size_t D>
-struct AvgPoolFuncOptions {
-  /// The window size; the stride defaults to it.
-  AvgPoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
-  /// The window size per dim.
-  LOCUS_ARG(ExpandingArray<D>, kernel_size);
-  /// The step between windows (default: the kernel size).
-  LOCUS_ARG(ExpandingArray<D>, stride);
-  /// Implicit zero padding on both sides, at most half the kernel size.
-  LOCUS_ARG(ExpandingArray<D>, padding) = 0;
-  /// Round the output size up, as max pooling's.
-  LOCUS_ARG(bool, ceil_mode) = false;
+struct AvgPoolFuncOptions : PoolFuncOptionsBase<D, AvgPoolFuncOptions<D>> {
+  using PoolFuncOptionsBase<D, AvgPoolFuncOptions<D>>::PoolFuncOptionsBase;
   /// Count the padding's zeros in the divisor (PyTorch's default); false: only input elements.
   LOCUS_ARG(bool, count_include_pad) = true;
   /// Divide every window's sum by this instead (2-d only, as PyTorch).
