@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "locus/dtype.h"
+#include "src/nn/module_sequence.h"
 
 namespace locus::nn {
 
@@ -39,9 +40,8 @@ ModuleListImpl::ModuleListImpl(const std::vector<AnyModule>& modules) {
 }
 
 void ModuleListImpl::push_back(const AnyModule& module) {
-  if (!module.ptr()) throw ValueError("ModuleList: module " + std::to_string(modules_.size()) + " is empty");
-  register_module(std::to_string(modules_.size()), module.ptr());
-  modules_.push_back(module.ptr());
+  detail::append_indexed(modules_, module, "ModuleList",
+                         [this](const std::string& name, const std::shared_ptr<Module>& m) { register_module(name, m); });
 }
 
 void ModuleListImpl::insert(size_t index, const AnyModule& module) {
@@ -62,10 +62,7 @@ const std::shared_ptr<Module>& ModuleListImpl::ptr(size_t index) const {
 }
 
 std::shared_ptr<Module> ModuleListImpl::clone(std::optional<Device> device) const {
-  auto copy = std::make_shared<ModuleListImpl>();
-  for (const auto& m : modules_) copy->push_back(AnyModule(m->clone(device)));
-  copy->train(is_training());
-  return copy;
+  return detail::clone_indexed<ModuleListImpl>(modules_, is_training(), device);
 }
 
 // ---- ModuleDict ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/nn/linear_activation.h"
+#include "src/nn/module_sequence.h"
 #include "src/nn/python_repr.h"
 #include "src/nn/train_mode_warning.h"
 
@@ -125,9 +126,8 @@ SequentialImpl::SequentialImpl(const std::vector<AnyModule>& modules) {
 }
 
 void SequentialImpl::push_back(const AnyModule& module) {
-  if (!module.ptr()) throw ValueError("Sequential: module " + std::to_string(modules_.size()) + " is empty");
-  register_module(std::to_string(modules_.size()), module.ptr());
-  modules_.push_back(module.ptr());
+  detail::append_indexed(modules_, module, "Sequential",
+                         [this](const std::string& name, const std::shared_ptr<Module>& m) { register_module(name, m); });
 }
 
 std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
@@ -138,10 +138,7 @@ std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
 }
 
 std::shared_ptr<Module> SequentialImpl::clone(std::optional<Device> device) const {
-  auto copy = std::make_shared<SequentialImpl>();
-  for (const auto& m : modules_) copy->push_back(AnyModule(m->clone(device)));
-  copy->train(is_training());
-  return copy;
+  return detail::clone_indexed<SequentialImpl>(modules_, is_training(), device);
 }
 
 namespace {

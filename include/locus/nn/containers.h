@@ -90,25 +90,15 @@ class ModuleListImpl : public Module {
 };
 
 /// The handle of ModuleListImpl: `nn::ModuleList{nn::Linear(4, 8), nn::ReLU()}`.
-class ModuleList : public ModuleHolder<ModuleListImpl> {
+class ModuleList : public ModuleSequenceHolder<ModuleListImpl> {
  public:
-  /// An empty list to push_back into.
-  ModuleList() : ModuleHolder<ModuleListImpl>(std::make_shared<ModuleListImpl>()) {}
-  /// An empty handle.
-  ModuleList(std::nullptr_t) noexcept : ModuleHolder<ModuleListImpl>(nullptr) {}
-  /// Wraps an existing list.
-  ModuleList(std::shared_ptr<ModuleListImpl> impl) noexcept : ModuleHolder<ModuleListImpl>(std::move(impl)) {}
-  /// From a braced list of modules.
-  ModuleList(std::initializer_list<AnyModule> modules)
-      : ModuleHolder<ModuleListImpl>(std::make_shared<ModuleListImpl>(modules)) {}
+  using ModuleSequenceHolder<ModuleListImpl>::ModuleSequenceHolder;
   /// From modules given as arguments: `nn::ModuleList(nn::Linear(4, 3), nn::ReLU())`.
   template <class... M>
     requires(sizeof...(M) >= 1 && (std::is_convertible_v<M, AnyModule> && ...) &&
              !(sizeof...(M) == 1 && (std::is_same_v<std::decay_t<M>, ModuleList> && ...)))
-  explicit ModuleList(M&&... modules) : ModuleList({AnyModule(std::forward<M>(modules))...}) {}
-  /// From a vector of modules.
-  explicit ModuleList(const std::vector<AnyModule>& modules)
-      : ModuleHolder<ModuleListImpl>(std::make_shared<ModuleListImpl>(modules)) {}
+  explicit ModuleList(M&&... modules)
+      : ModuleSequenceHolder<ModuleListImpl>({AnyModule(std::forward<M>(modules))...}) {}
   LOCUS_HANDLE_TO_METHODS(ModuleList)
 };
 

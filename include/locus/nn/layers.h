@@ -155,22 +155,13 @@ class SequentialImpl : public Module {
 
 /// The handle of SequentialImpl, built from handles as PyTorch's nn.Sequential(...):
 /// `nn::Sequential{nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10)}`.
-class Sequential : public ModuleHolder<SequentialImpl> {
+class Sequential : public ModuleSequenceHolder<SequentialImpl> {
  public:
-  /// An empty Sequential to push_back into.
-  Sequential() : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>()) {}
-  Sequential(std::nullptr_t) noexcept : ModuleHolder<SequentialImpl>(nullptr) {}
-  Sequential(std::shared_ptr<SequentialImpl> impl) noexcept : ModuleHolder<SequentialImpl>(std::move(impl)) {}
-  /// From a braced list of modules.
-  Sequential(std::initializer_list<AnyModule> modules)
-      : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>(modules)) {}
+  using ModuleSequenceHolder<SequentialImpl>::ModuleSequenceHolder;
   /// From modules given as arguments: `nn::Sequential(nn::Linear(4, 3), nn::ReLU())`.
   template <class... M>
     requires(sizeof...(M) >= 2 && (std::is_convertible_v<M, AnyModule> && ...))
-  explicit Sequential(M&&... modules) : Sequential({AnyModule(std::forward<M>(modules))...}) {}
-  /// From a vector of modules.
-  explicit Sequential(const std::vector<AnyModule>& modules)
-      : ModuleHolder<SequentialImpl>(std::make_shared<SequentialImpl>(modules)) {}
+  explicit Sequential(M&&... modules) : ModuleSequenceHolder<SequentialImpl>({AnyModule(std::forward<M>(modules))...}) {}
   LOCUS_HANDLE_TO_METHODS(Sequential)
 };
 

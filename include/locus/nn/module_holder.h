@@ -8,11 +8,13 @@ LOCUS_API_BEGIN
 
 #include <concepts>
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "locus/errors.h"
 #include "locus/nn/module.h"
@@ -111,6 +113,25 @@ class AnyModule {
 
  private:
   std::shared_ptr<Module> ptr_;
+};
+
+/// The handle of a container whose modules are named by position (SequentialImpl,
+/// ModuleListImpl), with LibTorch's constructors: an empty container, no container (nullptr), an
+/// existing one, a braced list or a vector of modules.
+template <class Impl>
+class ModuleSequenceHolder : public ModuleHolder<Impl> {
+ public:
+  /// An empty container to push_back into.
+  ModuleSequenceHolder() : ModuleHolder<Impl>(std::make_shared<Impl>()) {}
+  /// An empty handle.
+  ModuleSequenceHolder(std::nullptr_t) noexcept : ModuleHolder<Impl>(nullptr) {}  // NOLINT: implicit, as LibTorch's
+  /// Wraps an existing container.
+  ModuleSequenceHolder(std::shared_ptr<Impl> impl) noexcept : ModuleHolder<Impl>(std::move(impl)) {}  // NOLINT: implicit
+  /// From a braced list of modules.
+  ModuleSequenceHolder(std::initializer_list<AnyModule> modules) : ModuleHolder<Impl>(std::make_shared<Impl>(modules)) {}
+  /// From a vector of modules.
+  explicit ModuleSequenceHolder(const std::vector<AnyModule>& modules)
+      : ModuleHolder<Impl>(std::make_shared<Impl>(modules)) {}
 };
 
 }  // namespace locus::nn
