@@ -7,25 +7,11 @@
 #include <cstdint>
 
 #include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/lane_sum.h"
 #include "src/backends/cpu/parallel.h"
 
 namespace locus::cpu {
 namespace {
-
-constexpr int kLanes = 8;
-
-// sum of f(i) over [0, n): kLanes accumulators, then the tail, then the lanes in a fixed tree.
-template <class F>
-double lane_sum(int64_t n, F&& f) {
-  double lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) lanes[k] += f(i + k);
-  for (int k = 0; i < n; ++i, ++k) lanes[k] += f(i);
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int k = 0; k < width; ++k) lanes[k] += lanes[k + width];
-  return lanes[0];
-}
 
 template <class T>
 void statistics(const ops::BatchNormArgs& a, int64_t c) {
@@ -34,13 +20,13 @@ void statistics(const ops::BatchNormArgs& a, int64_t c) {
   double total = 0;
   for (int64_t n = 0; n < a.n; ++n) {
     const T* __restrict row = x + n * stride + c * a.inner;
-    total += lane_sum(a.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
+    total += lane_sum<double>(a.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
   }
   const double mean = total / static_cast<double>(count);
   double squares = 0;
   for (int64_t n = 0; n < a.n; ++n) {
     const T* __restrict row = x + n * stride + c * a.inner;
-    squares += lane_sum(a.inner, [row, mean](int64_t i) {
+    squares += lane_sum<double>(a.inner, [row, mean](int64_t i) {
       const double d = static_cast<double>(row[i]) - mean;
       return d * d;
     });
@@ -59,8 +45,8 @@ void backward_reduce(const ops::BatchNormArgs& a, int64_t c) {
     const int64_t at = n * stride + c * a.inner;
     const T* __restrict xr = x + at;
     const T* __restrict gr = g + at;
-    sum_g += lane_sum(a.inner, [gr](int64_t i) { return static_cast<double>(gr[i]); });
-    sum_gx += lane_sum(a.inner, [gr, xr](int64_t i) { return static_cast<double>(gr[i]) * static_cast<double>(xr[i]); });
+    sum_g += lane_sum<double>(a.inner, [gr](int64_t i) { return static_cast<double>(gr[i]); });
+    sum_gx += lane_sum<double>(a.inner, [gr, xr](int64_t i) { return static_cast<double>(gr[i]) * static_cast<double>(xr[i]); });
   }
   reinterpret_cast<T*>(a.first)[c] = static_cast<T>(sum_g);
   reinterpret_cast<T*>(a.second)[c] = static_cast<T>(sum_gx);

@@ -11,14 +11,13 @@
 #include <vector>
 
 #include "src/backends/cpu/cpu_kernels.h"
+#include "src/backends/cpu/lane_sum.h"
 #include "src/backends/cpu/parallel.h"
 
 namespace locus::cpu {
 namespace {
 
 using Args = ops::LayerNormArgs;
-
-constexpr int kLanes = 8;
 
 // Chan's merge of two (count, mean, M2) summaries into the first.
 template <class T>
@@ -55,19 +54,6 @@ void welford(const T* x, int64_t n, T& mean, T& var) {
   }
   mean = m;
   var = n > 0 ? m2 / static_cast<T>(n) : T(0);
-}
-
-// sum of f(i) over [0, n) in kLanes accumulators (which the compiler vectorises).
-template <class T, class F>
-T lane_sum(int64_t n, F&& f) {
-  T lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) lanes[k] += f(i + k);
-  for (int k = 0; i < n; ++i, ++k) lanes[k] += f(i);
-  T total = 0;
-  for (int k = 0; k < kLanes; ++k) total += lanes[k];
-  return total;
 }
 
 template <class T>
