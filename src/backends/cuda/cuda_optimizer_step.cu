@@ -81,12 +81,10 @@ __device__ void adam_element(const StepBatch& b, const StepHyper& h, int t, int6
 
 template <class T>
 __global__ void step_kernel(StepBatch batch, StepHyper hyper) {
-  const int t = batch.blocks.tensor[blockIdx.x];
-  const int64_t begin = static_cast<int64_t>(batch.blocks.chunk[blockIdx.x]) * kChunk;
-  const int64_t end = begin + kChunk < batch.numel[t] ? begin + kChunk : batch.numel[t];
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    if (hyper.kind == ops::OptimizerKind::Sgd) sgd_element<T>(batch, hyper, t, i);
-    else adam_element<T>(batch, hyper, t, i);
+  const BlockChunk c = block_chunk(batch.blocks, batch.numel, kChunk);
+  for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
+    if (hyper.kind == ops::OptimizerKind::Sgd) sgd_element<T>(batch, hyper, c.t, i);
+    else adam_element<T>(batch, hyper, c.t, i);
   }
 }
 

@@ -23,11 +23,6 @@
 namespace locus::cuda_backend {
 namespace {
 
-using reduce_plan::grid_of;
-using reduce_plan::kThreads;
-using reduce_plan::make_plan;
-using reduce_plan::Plan;
-
 template <class T>
 using acc_t = std::conditional_t<std::is_same_v<compute_t<T>, double>, double,
                                  std::conditional_t<is_float_v<T>, float, int64_t>>;

@@ -7,11 +7,6 @@
 namespace locus::cuda_backend {
 namespace {
 
-using reduce_plan::grid_of;
-using reduce_plan::kThreads;
-using reduce_plan::make_plan;
-using reduce_plan::Plan;
-
 /// Max / min / argmax / argmin along the middle dim of a contiguous [outer, dim, inner] input,
 /// as a kernel argument.
 struct Extreme {

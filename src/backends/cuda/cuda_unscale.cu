@@ -24,13 +24,11 @@ struct UnscaleBatch {
 
 template <class T>
 __global__ void unscale_kernel(UnscaleBatch batch, float inv_scale, float* found_inf) {
-  const int t = batch.blocks.tensor[blockIdx.x];
-  T* p = static_cast<T*>(batch.data[t]);
-  const int64_t begin = static_cast<int64_t>(batch.blocks.chunk[blockIdx.x]) * kChunk;
-  const int64_t end = begin + kChunk < batch.numel[t] ? begin + kChunk : batch.numel[t];
+  const BlockChunk c = block_chunk(batch.blocks, batch.numel, kChunk);
+  T* p = static_cast<T*>(batch.data[c.t]);
   const auto inv = static_cast<compute_t<T>>(inv_scale);
   bool bad = false;
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+  for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
     const compute_t<T> v = load(p + i);
     bad = bad || !isfinite(v);
     store(p + i, v * inv);

@@ -16,6 +16,21 @@ struct BlockMap {
   int chunk[kMaxBlocks];
 };
 
+/// A block's share of a multi-tensor launch: the slot `t` of its tensor and the elements
+/// [begin, end) of its chunk.
+struct BlockChunk {
+  int t;
+  int64_t begin, end;
+};
+
+/// The calling block's BlockChunk, for chunks of `chunk` elements of tensors of numel[slot].
+template <int kMaxBlocks>
+__device__ __forceinline__ BlockChunk block_chunk(const BlockMap<kMaxBlocks>& map, const int64_t* numel, int64_t chunk) {
+  const int t = map.tensor[blockIdx.x];
+  const int64_t begin = static_cast<int64_t>(map.chunk[blockIdx.x]) * chunk;
+  return {t, begin, begin + chunk < numel[t] ? begin + chunk : numel[t]};
+}
+
 /// Launches `count` tensors of numel[k] elements, one block per `chunk` elements, at most
 /// kMaxTensors tensors and kMaxBlocks blocks per launch. put(slot, k) stores tensor k's
 /// pointers in the launch's slot; `map` is filled with each block's slot and chunk; launch(blocks)

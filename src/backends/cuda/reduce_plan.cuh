@@ -10,7 +10,7 @@
 
 #include "src/ops/kernel_table.h"
 
-namespace locus::cuda_backend::reduce_plan {
+namespace locus::cuda_backend {
 
 /// Threads per block of every reduction kernel.
 constexpr int kThreads = 256;
@@ -44,9 +44,6 @@ inline dim3 grid_of(const Plan& p) {
   return dim3(static_cast<unsigned>((p.outputs + per_block - 1) / per_block), static_cast<unsigned>(p.splits));
 }
 
-}  // namespace locus::cuda_backend::reduce_plan
-
-namespace locus::cuda_backend {
 
 /// Bytes of scratch launch_extreme needs for `a` (Max, Min, Argmax or Argmin).
 size_t extreme_workspace_bytes(const ops::ReduceArgs& a, int sm_count);
