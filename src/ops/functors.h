@@ -158,32 +158,19 @@ struct Gelu {
     return C(0.5) * x * (C(1) + ::erf(x * C(0.70710678118654752440)));
   }
 };
-/// Rounding: floating values round, integers are already whole.
-struct Floor {
-  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
-    if constexpr (is_real_v<C>) return ::floor(x);
-    else return x;
-  }
-};
-struct Ceil {
-  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
-    if constexpr (is_real_v<C>) return ::ceil(x);
-    else return x;
-  }
-};
-/// Half to even, as PyTorch (rint under the default rounding mode).
-struct Round {
-  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
-    if constexpr (is_real_v<C>) return ::rint(x);
-    else return x;
-  }
-};
-struct Trunc {
-  template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const {
-    if constexpr (is_real_v<C>) return ::trunc(x);
-    else return x;
-  }
-};
+/// The rounding functors, each `fn` of a floating value; integers are already whole.
+#define LOCUS_ROUNDING_FUNCTOR(Name, fn)                                  \
+  struct Name {                                                           \
+    template <class C> LOCUS_HD C operator()(C x, const Params<C>&) const { \
+      if constexpr (is_real_v<C>) return fn(x);                           \
+      else return x;                                                      \
+    }                                                                     \
+  };
+LOCUS_ROUNDING_FUNCTOR(Floor, ::floor)
+LOCUS_ROUNDING_FUNCTOR(Ceil, ::ceil)
+LOCUS_ROUNDING_FUNCTOR(Round, ::rint)  // half to even, as PyTorch (rint in the default rounding mode)
+LOCUS_ROUNDING_FUNCTOR(Trunc, ::trunc)
+#undef LOCUS_ROUNDING_FUNCTOR
 /// Bounded below by lo and above by hi, in that order (so min > max gives max everywhere, as
 /// PyTorch); NaN stays NaN.
 struct Clamp {

@@ -233,28 +233,33 @@ Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, 
 Tensor std(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
   return std(x, Shape(dims), unbiased, keepdim);
 }
-std::tuple<Tensor, Tensor> var_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
-  return var_mean(x, Shape(dims), unbiased, keepdim);
+namespace {
+// var_mean and std_mean: the spread (`op`, Var or Std) and the mean over the same dims.
+std::tuple<Tensor, Tensor> with_mean(OpId op, const Tensor& x, const Shape& dims, const ops::fn::ReduceParams& correction,
+                                     bool keepdim) {
+  return {reduce(op, x, dims, keepdim, std::nullopt, correction), mean(x, dims, keepdim)};
 }
-std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
-  return std_mean(x, Shape(dims), unbiased, keepdim);
-}
-std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased) { return {var(x, unbiased), mean(x)}; }
-std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
-  return {var(x, dims, unbiased, keepdim), mean(x, dims, keepdim)};
-}
-std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
-                                    bool keepdim) {
-  return {var(x, dims, correction, keepdim), mean(x, dims.value_or(Shape{}), keepdim)};
-}
-std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased) { return {std(x, unbiased), mean(x)}; }
-std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
-  return {std(x, dims, unbiased, keepdim), mean(x, dims, keepdim)};
-}
-std::tuple<Tensor, Tensor> std_mean(const Tensor& x, const std::optional<Shape>& dims, std::optional<int64_t> correction,
-                                    bool keepdim) {
-  return {std(x, dims, correction, keepdim), mean(x, dims.value_or(Shape{}), keepdim)};
-}
+}  // namespace
+
+// var_mean's and std_mean's four overloads each, written once.
+#define LOCUS_SPREAD_WITH_MEAN(name, op)                                                                      \
+  std::tuple<Tensor, Tensor> name(const Tensor& x, bool unbiased) {                                          \
+    return with_mean(op, x, {}, with_correction(unbiased), false);                                           \
+  }                                                                                                          \
+  std::tuple<Tensor, Tensor> name(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased,        \
+                                  bool keepdim) {                                                            \
+    return with_mean(op, x, Shape(dims), with_correction(unbiased), keepdim);                                \
+  }                                                                                                          \
+  std::tuple<Tensor, Tensor> name(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {         \
+    return with_mean(op, x, dims, with_correction(unbiased), keepdim);                                       \
+  }                                                                                                          \
+  std::tuple<Tensor, Tensor> name(const Tensor& x, const std::optional<Shape>& dims,                         \
+                                  std::optional<int64_t> correction, bool keepdim) {                         \
+    return with_mean(op, x, dims.value_or(Shape{}), with_correction(correction), keepdim);                   \
+  }
+LOCUS_SPREAD_WITH_MEAN(var_mean, OpId::Var)
+LOCUS_SPREAD_WITH_MEAN(std_mean, OpId::Std)
+#undef LOCUS_SPREAD_WITH_MEAN
 
 Tensor any(const Tensor& x) { return reduce(OpId::Any, x, {}, false, std::nullopt); }
 Tensor any(const Tensor& x, int64_t dim, bool keepdim) { return reduce(OpId::Any, x, Shape{dim}, keepdim, std::nullopt); }
