@@ -45,11 +45,11 @@ LOCUS_HOST_DEVICE constexpr int mantissa_bits(DType dtype) {
 
 /// Element `i` of the tensor that `a` (ops::RandomArgs) describes, scaled as its op asks: rand's
 /// range [low, high) (uniform_: low + (high - low) u) and randn's mean and standard deviation
-/// (normal_: low + high z). `mantissa_bits` is mantissa_bits(a.dtype), taken once per kernel.
-/// Both kernels call this, so the scaling is written once.
+/// (normal_: low + high z). `bits` is mantissa_bits(a.dtype), taken once per kernel. Both
+/// kernels call this, so the scaling is written once.
 template <class Args>
-LOCUS_HOST_DEVICE inline double random_element(const Args& a, int mantissa_bits, int64_t i) {
-  const double v = random_value(a.op, mantissa_bits, a.seed, a.offset, i, a.low, a.high);
+LOCUS_HOST_DEVICE inline double random_element(const Args& a, int bits, int64_t i) {
+  const double v = random_value(a.op, bits, a.seed, a.offset, i, a.low, a.high);
   if (a.op == ops::OpId::Rand) return a.low + (a.high - a.low) * v;
   if (a.op == ops::OpId::Randn) return a.low + a.high * v;
   return v;
