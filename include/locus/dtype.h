@@ -51,6 +51,14 @@ inline constexpr DType kLong = DType::Int64;    ///< LibTorch's kLong: int64
 inline constexpr DType kHalf = DType::Float16;  ///< LibTorch's kHalf: float16
 inline constexpr DType kFloat = DType::Float32;  ///< LibTorch's kFloat: float32
 inline constexpr DType kDouble = DType::Float64;  ///< LibTorch's kDouble: float64
+inline constexpr DType kU8 = DType::UInt8;       ///< LibTorch's kU8: uint8
+inline constexpr DType kI8 = DType::Int8;        ///< LibTorch's kI8: int8
+inline constexpr DType kI16 = DType::Int16;      ///< LibTorch's kI16: int16
+inline constexpr DType kI32 = DType::Int32;      ///< LibTorch's kI32: int32
+inline constexpr DType kI64 = DType::Int64;      ///< LibTorch's kI64: int64
+inline constexpr DType kF16 = DType::Float16;    ///< LibTorch's kF16: float16
+inline constexpr DType kF32 = DType::Float32;    ///< LibTorch's kF32: float32
+inline constexpr DType kF64 = DType::Float64;    ///< LibTorch's kF64: float64
 
 /// Bytes per element.
 constexpr size_t itemsize(DType t) noexcept {

@@ -23,6 +23,9 @@ class Shape {
 
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) { assign(dims.begin(), dims.size()); }
+  /// One dim of `size`: a lone integer stands for a size wherever one is taken, as LibTorch's
+  /// IntArrayRef lets it (`randn(10)`, `x.view(16)`, `empty(n, device)`).
+  /* implicit */ Shape(int64_t size) { assign(&size, 1); }
   /* implicit */ Shape(const std::vector<int64_t>& dims) { assign(dims.data(), dims.size()); }
   /* implicit */ Shape(std::span<const int64_t> dims) { assign(dims.data(), dims.size()); }
   /// `n` copies of `value`.
@@ -55,6 +58,7 @@ class Shape {
   int64_t* end() noexcept { return data() + size_; }
   const int64_t* begin() const noexcept { return data(); }
   const int64_t* end() const noexcept { return data() + size_; }
+  int64_t front() const noexcept { return data()[0]; }
   int64_t back() const noexcept { return data()[size_ - 1]; }
 
   /// Changes the length; new entries are zero.
@@ -128,6 +132,11 @@ class Shape {
   size_t heap_cap_ = 0;
   int64_t inline_[kInline];
 };
+
+/// LibTorch's IntArrayRef, the type its functions take sizes, dims and strides as. Locus's is a
+/// Shape, which owns its (inline) entries where LibTorch's is a view of someone else's array; it
+/// converts from a braced list, a std::vector, a span and a lone integer alike.
+using IntArrayRef = Shape;
 
 /// Prints "[3, 4]".
 std::ostream& operator<<(std::ostream& os, const Shape& s);

@@ -40,6 +40,14 @@ class TensorOptions {
   bool pinned_ = false;
 };
 
+/// LibTorch's torch::dtype(t): options with that dtype, to chain on
+/// (`zeros({2}, dtype(kFloat64).requires_grad(true))`).
+inline TensorOptions dtype(DType t) { return TensorOptions().dtype(t); }
+/// LibTorch's torch::device(d): options with that device.
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+/// LibTorch's torch::requires_grad(r): options whose tensors require grad.
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
 }  // namespace locus
 
 LOCUS_API_END
