@@ -28,11 +28,11 @@ inline constexpr std::nullopt_t None = std::nullopt;
 class TensorIndex {
  public:
   /// What the entry is.
-  enum class Kind { Integer, Slice, None, Ellipsis, Boolean, Tensor };
+  enum class Kind { Integer, Slice, NewAxis, EllipsisEntry, Boolean, Tensor };
   /// `None`: a new axis.
-  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}
+  TensorIndex(std::nullopt_t) : kind_(Kind::NewAxis) {}
   /// `Ellipsis`.
-  TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}
+  TensorIndex(EllipsisIndexType) : kind_(Kind::EllipsisEntry) {}
   /// `"..."`, the only string LibTorch accepts (ValueError for any other).
   TensorIndex(const char* text);
   /// An integer: selects one position (negative counts from the end) and drops the dim.

@@ -22,7 +22,7 @@ namespace locus {
 using indexing::TensorIndex;
 using ops::OpId;
 
-indexing::TensorIndex::TensorIndex(const char* text) : kind_(Kind::Ellipsis) {
+indexing::TensorIndex::TensorIndex(const char* text) : kind_(Kind::EllipsisEntry) {
   if (text == nullptr || std::string_view(text) != "...")
     throw ValueError(std::string("TensorIndex: expected \"...\" to represent an ellipsis index, but got \"") + (text ? text : "") + "\"");
 }
@@ -53,8 +53,8 @@ Parsed parse(const Tensor& self, const std::vector<TensorIndex>& indices, OpId o
         consumed += (t.dtype() == DType::Bool || t.dtype() == DType::UInt8) ? t.dim() : 1;
         break;
       }
-      case Kind::Ellipsis: ++ellipses; break;
-      case Kind::None:
+      case Kind::EllipsisEntry: ++ellipses; break;
+      case Kind::NewAxis:
       case Kind::Boolean: break;
     }
   }
@@ -90,8 +90,8 @@ Parsed parse(const Tensor& self, const std::vector<TensorIndex>& indices, OpId o
         ++d;
         break;
       }
-      case Kind::None: r = r.unsqueeze(d), ++d; break;
-      case Kind::Ellipsis:
+      case Kind::NewAxis: r = r.unsqueeze(d), ++d; break;
+      case Kind::EllipsisEntry:
         // As PyTorch: the first `...` spans the unindexed dims, any later one none.
         if (ellipses > 0) d += self.dim() - consumed, ellipses = 0;
         break;

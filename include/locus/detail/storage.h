@@ -24,8 +24,8 @@ class DataPtr {
   using Deleter = void (*)(void* ctx, void* ptr) noexcept;
 
   DataPtr() noexcept : device_(DeviceType::CPU, -1) {}
-  DataPtr(void* ptr, void* ctx, Deleter deleter, Device device) noexcept
-      : ptr_(ptr), ctx_(ctx), deleter_(deleter), device_(device) {}
+  DataPtr(void* ptr, void* ctx, Deleter free_fn, Device device) noexcept
+      : ptr_(ptr), ctx_(ctx), deleter_(free_fn), device_(device) {}
   DataPtr(DataPtr&& o) noexcept
       : ptr_(std::exchange(o.ptr_, nullptr)), ctx_(std::exchange(o.ctx_, nullptr)),
         deleter_(std::exchange(o.deleter_, nullptr)), device_(o.device_) {}

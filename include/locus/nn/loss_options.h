@@ -21,7 +21,7 @@ struct KLDivReduction {
   /// The four kinds, as LibTorch's variant holds them (kNone, kBatchMean, kSum, kMean).
   enum Kind { None, BatchMean, Sum, Mean };
   /// One of the four.
-  KLDivReduction(Kind kind) : kind(kind) {}  // NOLINT: implicit, as LibTorch's variant
+  KLDivReduction(Kind which) : kind(which) {}  // NOLINT: implicit, as LibTorch's variant
   /// Reduction::Mean, Sum or None.
   KLDivReduction(Reduction r)  // NOLINT: implicit, as LibTorch's variant
       : kind(r == Reduction::Sum ? Sum : r == Reduction::None ? None : Mean) {}

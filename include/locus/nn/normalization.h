@@ -91,7 +91,7 @@ template <class Derived, class Options>
 class BatchNormImplBase : public Cloneable<Derived>, public NormBase {
  public:
   /// A layer with `options`.
-  explicit BatchNormImplBase(const Options& options) : NormBase(options) { reset(); }
+  explicit BatchNormImplBase(const Options& layer_options) : NormBase(layer_options) { reset(); }
   /// `nn::BatchNorm2d(num_features)`.
   explicit BatchNormImplBase(int64_t num_features) : BatchNormImplBase(Options(num_features)) {}
   /// Registers the parameters and buffers.
@@ -114,6 +114,8 @@ class BatchNorm1dImpl : public BatchNormImplBase<BatchNorm1dImpl, BatchNormOptio
   Tensor forward(const Tensor& input) override;
 };
 LOCUS_MODULE(BatchNorm1d);
+/// LibTorch's per-dimension name of BatchNorm1d's options.
+using BatchNorm1dOptions = BatchNormOptions;
 
 /// Batch normalisation over [N, C, H, W] (statistics over N, H and W per channel).
 class BatchNorm2dImpl : public BatchNormImplBase<BatchNorm2dImpl, BatchNormOptions> {
@@ -123,6 +125,8 @@ class BatchNorm2dImpl : public BatchNormImplBase<BatchNorm2dImpl, BatchNormOptio
   Tensor forward(const Tensor& input) override;
 };
 LOCUS_MODULE(BatchNorm2d);
+/// LibTorch's per-dimension name of BatchNorm2d's options.
+using BatchNorm2dOptions = BatchNormOptions;
 
 /// nn::InstanceNorm2d's options: BatchNorm's, with affine and track_running_stats off by default.
 struct InstanceNormOptions : BatchNormOptions {
@@ -143,6 +147,8 @@ class InstanceNorm2dImpl : public BatchNormImplBase<InstanceNorm2dImpl, Instance
   Tensor forward(const Tensor& input) override;
 };
 LOCUS_MODULE(InstanceNorm2d);
+/// LibTorch's per-dimension name of InstanceNorm2d's options.
+using InstanceNorm2dOptions = InstanceNormOptions;
 
 /// Options of nn::GroupNorm: `GroupNormOptions(num_groups, num_channels)`.
 struct GroupNormOptions {

@@ -28,7 +28,7 @@ struct TransformerActivation {
   /// Which one.
   enum Kind { ReLU, GELU, Custom };
   /// ReLU or GELU.
-  TransformerActivation(Kind kind) : kind(kind) {}  // NOLINT: implicit, as LibTorch's variant
+  TransformerActivation(Kind which) : kind(which) {}  // NOLINT: implicit, as LibTorch's variant
   /// "relu" or "gelu", PyTorch's Python spelling.
   TransformerActivation(const char* name);  // NOLINT: implicit, as PyTorch's string argument
   /// "relu" or "gelu".
