@@ -62,7 +62,7 @@ void mlp() {
       run("mlp_train_step_" + sfx, [&](long k) {
         for (long i = 0; i < k; ++i) {
           opt->zero_grad();
-          nn::cross_entropy((*model)(x), y).backward();
+          nn::functional::cross_entropy((*model)(x), y).backward();
           opt->step();
         }
       }, "ms", ms, 15, 0.1);
@@ -70,7 +70,7 @@ void mlp() {
       run("mlp_train_" + sfx + "_samples_per_s", [&](long k) {
         for (long i = 0; i < k; ++i) {
           opt->zero_grad();
-          nn::cross_entropy((*model)(x), y).backward();
+          nn::functional::cross_entropy((*model)(x), y).backward();
           opt->step();
         }
       }, "samples/s", [b](double s) { return b / s; }, 15, 0.1);
@@ -80,7 +80,7 @@ void mlp() {
         for (long i = 0; i < k; ++i) { Tensor o = (*model)(x); }
       }, "ms", ms, 15, 0.1);
       run("mlp_fwd_loss_grad_b" + std::to_string(batch), [&](long k) {
-        for (long i = 0; i < k; ++i) { Tensor l = nn::cross_entropy((*model)(x), y); }
+        for (long i = 0; i < k; ++i) { Tensor l = nn::functional::cross_entropy((*model)(x), y); }
       }, "ms", ms, 15, 0.1);
     }
   }
@@ -100,7 +100,7 @@ void mlp() {
     const auto steps = [&](long k) {
       for (long i = 0; i < k; ++i) {
         opt->zero_grad();
-        nn::cross_entropy((*model)(x), y).backward();
+        nn::functional::cross_entropy((*model)(x), y).backward();
         opt->step();
       }
     };
@@ -122,7 +122,7 @@ void cnn() {
     const auto step = [&](long k) {
       for (long i = 0; i < k; ++i) {
         opt.zero_grad();
-        nn::cross_entropy(model(x), y).backward();
+        nn::functional::cross_entropy(model(x), y).backward();
         opt.step();
       }
     };
@@ -191,7 +191,7 @@ void amp_group() {
         Tensor loss;
         {
           const amp::AutocastGuard autocast(kCPU, kBFloat16);
-          loss = nn::cross_entropy((*model)(x), y);
+          loss = nn::functional::cross_entropy((*model)(x), y);
         }
         loss.backward();
         opt.step();
@@ -381,7 +381,7 @@ void attention() {
   run("charlm_train_step_b32", [&](long n) {
     for (long i = 0; i < n; ++i) {
       opt.zero_grad();
-      nn::cross_entropy(model(x).view({-1, 96}), y.view({-1})).backward();
+      nn::functional::cross_entropy(model(x).view({-1, 96}), y.view({-1})).backward();
       opt.step();
     }
   }, "ms", ms, 11, 0.1);

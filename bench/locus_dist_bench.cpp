@@ -65,7 +65,7 @@ void mlp_rows(bench::Harness& h, std::shared_ptr<distributed::ProcessGroup> g) {
   optim::SGD single_opt(single->parameters(), 0.01);
   const auto single_step = [&] {
     single_opt.zero_grad();
-    nn::cross_entropy(single(x), y).backward();
+    nn::functional::cross_entropy(single(x), y).backward();
     single_opt.step();
   };
   // Every rank times the plain step (no communication), so both stay busy alike.
@@ -75,7 +75,7 @@ void mlp_rows(bench::Harness& h, std::shared_ptr<distributed::ProcessGroup> g) {
   optim::SGD opt(model->parameters(), 0.01);
   std::vector<double> together = samples(100, [&] {
     opt.zero_grad();
-    nn::cross_entropy(ddp(x), y).backward();
+    nn::functional::cross_entropy(ddp(x), y).backward();
     opt.step();
   });
   for (double& v : alone) v *= 1e3;

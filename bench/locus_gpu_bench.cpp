@@ -137,7 +137,7 @@ void mlp_group() {
     auto step = [&](long k) {
       for (long i = 0; i < k; ++i) {
         opt->zero_grad();
-        nn::cross_entropy((*model)(x), y).backward();
+        nn::functional::cross_entropy((*model)(x), y).backward();
         opt->step();
       }
     };
@@ -160,7 +160,7 @@ void mlp_group() {
     for (int64_t i = 0; i + 64 <= 60000; i += 64) {
       const Tensor xb = images.narrow(0, i, 64).to(kGpu, true), yb = labels.narrow(0, i, 64).to(kGpu, true);
       opt.zero_grad();
-      nn::cross_entropy((*model)(xb), yb).backward();
+      nn::functional::cross_entropy((*model)(xb), yb).backward();
       opt.step();
     }
     cuda::synchronize();
@@ -187,7 +187,7 @@ void amp_group() {
               Tensor loss;
               {
                 const amp::AutocastGuard autocast(kCUDA, dtype);
-                loss = nn::cross_entropy((*model)(x), y);
+                loss = nn::functional::cross_entropy((*model)(x), y);
               }
               scaler.scale(loss).backward();
               scaler.step(opt);
@@ -218,7 +218,7 @@ void cnn_group() {
           Tensor loss;
           {
             const amp::AutocastGuard autocast(kCUDA, kBFloat16, bf16);
-            loss = nn::cross_entropy(model(x), y);
+            loss = nn::functional::cross_entropy(model(x), y);
           }
           loss.backward();
           opt.step();
@@ -343,7 +343,7 @@ void attention_group() {
         Tensor loss;
         {
           const amp::AutocastGuard autocast(kCUDA, kBFloat16, bf16);
-          loss = nn::cross_entropy(model(x).view({-1, 96}), y.view({-1}));
+          loss = nn::functional::cross_entropy(model(x).view({-1, 96}), y.view({-1}));
         }
         loss.backward();
         opt.step();

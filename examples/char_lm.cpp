@@ -95,7 +95,7 @@ void example() {
   const auto validation_loss = [&] {
     model->eval();
     NoGradGuard no_grad;
-    const float loss = nn::cross_entropy(model(val_x.to(device)).view({-1, vocab}), val_y.to(device).view({-1})).item<float>();
+    const float loss = nn::functional::cross_entropy(model(val_x.to(device)).view({-1, vocab}), val_y.to(device).view({-1})).item<float>();
     model->train();
     return loss;
   };
@@ -106,7 +106,7 @@ void example() {
     const double lr = 3e-3 * (step < warmup ? (step + 1.0) / warmup : 0.1 + 0.45 * (1 + std::cos(std::numbers::pi * progress)));
     for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
     const auto [x, y] = batch(ids, 0, split, 16, block);
-    const Tensor loss = nn::cross_entropy(model(x.to(device)).view({-1, vocab}), y.to(device).view({-1}));
+    const Tensor loss = nn::functional::cross_entropy(model(x.to(device)).view({-1, vocab}), y.to(device).view({-1}));
     optimizer.zero_grad();
     loss.backward();
     nn::utils::clip_grad_norm_(model->parameters(), 1.0);

@@ -72,7 +72,7 @@ void example() {
     Tensor loss;
     for (const data::Example& batch : loader) {
       const Tensor xb = batch.data.to(device, /*non_blocking=*/true), yb = batch.target.to(device, /*non_blocking=*/true);
-      loss = nn::cross_entropy(model(xb), yb);
+      loss = nn::functional::cross_entropy(model(xb), yb);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();

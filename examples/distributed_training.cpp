@@ -72,7 +72,7 @@ bool train(locus::Device device, int rank, int world) {
     Tensor total = zeros({}, TensorOptions().device(device));
     for (const data::Example& batch : loader) {
       opt.zero_grad();
-      const Tensor loss = nn::cross_entropy(ddp(batch.data), batch.target);
+      const Tensor loss = nn::functional::cross_entropy(ddp(batch.data), batch.target);
       loss.backward();  // gradients are averaged over the ranks during backward
       opt.step();
       total = total + loss.detach();

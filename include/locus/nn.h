@@ -13,6 +13,7 @@ LOCUS_API_BEGIN
 #include "locus/nn/data_parallel.h"
 #include "locus/nn/distributed_data_parallel.h"
 #include "locus/nn/functional.h"
+#include "locus/nn/functional_layer.h"
 #include "locus/nn/init.h"
 #include "locus/nn/layers.h"
 #include "locus/nn/loss.h"
@@ -35,5 +36,6 @@ LOCUS_API_BEGIN
 #include "locus/nn/functional/padding.h"
 #include "locus/nn/functional/pooling.h"
 #include "locus/nn/functional/upsampling.h"
+#include "locus/nn_ops.h"
 
 LOCUS_API_END

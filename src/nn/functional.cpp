@@ -1,8 +1,10 @@
-// nn::linear and nn::dropout: the layers' arithmetic behind a PublicOp (Note [Public op names]),
+// linear and dropout: the layers' arithmetic behind a PublicOp (Note [Public op names]),
 // so Linear and Dropout report their own names when they call these. Linear's product, bias and
 // activation are one kernel where the device has it (src/ops/linear.h).
 
 #include "locus/nn/functional.h"
+
+#include "locus/nn_ops.h"
 
 #include <sstream>
 #include <string>
@@ -27,10 +29,6 @@ namespace {
 
 }  // namespace
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  return linear_with_activation(input, weight, bias, ops::Epilogue::None);
-}
-
 Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue) {
   const ops::PublicOp op("linear", {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
   if (weight.dim() != 2) linear_shape_error(input, weight, bias, "expects a 2-D weight [out_features, in_features]");
@@ -40,6 +38,14 @@ Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const T
   if (bias.defined() && !(bias.shape() == Shape{weight.size(0)}))
     linear_shape_error(input, weight, bias, "expects a bias of shape [out_features] (the weight's dim 0)");
   return ops::linear(input, weight, bias, epilogue);
+}
+
+}  // namespace locus::nn
+
+namespace locus {
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return nn::linear_with_activation(input, weight, bias, ops::Epilogue::None);
 }
 
 Tensor dropout(const Tensor& input, double p, bool training) {
@@ -57,13 +63,14 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   return mul(input, mul(keep, 1.0 / (1.0 - p)));
 }
 
-namespace functional {
+}  // namespace locus
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) { return nn::linear(input, weight, bias); }
+namespace locus::nn::functional {
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) { return locus::linear(input, weight, bias); }
 
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
-  return nn::dropout(input, options.p(), options.training());
+  return locus::dropout(input, options.p(), options.training());
 }
 
-}  // namespace functional
-}  // namespace locus::nn
+}  // namespace locus::nn::functional

@@ -13,6 +13,7 @@
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
+#include "locus/nn_ops.h"
 #include "locus/nn/functional.h"
 #include "locus/ops.h"
 #include "src/nn/linear_activation.h"
@@ -44,7 +45,7 @@ void LinearImpl::reset_parameters() {
   if (has_bias_) bias.copy_(sub(mul(rand({out_features_}), 2 * bound), bound));
 }
 
-Tensor LinearImpl::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& x) { return locus::linear(x, weight, bias); }
 
 std::string LinearImpl::extra_repr() const {
   return "in_features=" + std::to_string(weight.size(1)) + ", out_features=" + std::to_string(weight.size(0)) +
@@ -167,7 +168,7 @@ std::optional<ops::Epilogue> foldable_activation(const Module& m) {
 std::vector<Device> devices_of(const Module& m) {
   std::vector<Device> out;
   for (const auto& list : {m.named_parameters(), m.named_buffers()})
-    for (const NamedTensor& t : list)
+    for (const auto& t : list)
       if (t.second.defined() && std::find(out.begin(), out.end(), t.second.device()) == out.end())
         out.push_back(t.second.device());
   return out;

@@ -11,7 +11,7 @@ LOCUS_API_BEGIN
 
 namespace locus::nn {
 
-/// nn::linear(input, weight, bias) followed by `epilogue`, with nn::linear's checks and errors,
+/// locus::linear(input, weight, bias) followed by `epilogue`, with nn::linear's checks and errors,
 /// then ops::linear; the activation runs inside the product kernel where the device has one.
 Tensor linear_with_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Epilogue epilogue);
 

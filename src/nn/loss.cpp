@@ -4,6 +4,8 @@
 
 #include "locus/nn/loss.h"
 
+#include "locus/nn_ops.h"
+
 #include <vector>
 
 
@@ -81,17 +83,20 @@ bool broadcastable(const Shape& a, const Shape& b) {
 }
 
 }  // namespace
+}  // namespace locus::nn
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+namespace locus {
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, nn::Reduction reduction) {
   // Elementwise, as PyTorch's TensorIterator kernel: a 0-dim CPU target may join as a number.
   const ops::PublicOp op("mse_loss", {{input, "input"}, {target, "target"}}, ops::CpuScalars::Join);
   if (ops::autocast_active())
-    return ops::autocast(OpId::MseLoss, [&](const Tensor& x, const Tensor& t) { return mse_loss(x, t, reduction); }, input, target);
+    return ops::autocast(ops::OpId::MseLoss, [&](const Tensor& x, const Tensor& t) { return mse_loss(x, t, reduction); }, input, target);
   if (!(input.shape() == target.shape())) {
     std::ostringstream os;
     os << detail::error_prefix("mse_loss") << "input shape " << input.shape() << " and target shape " << target.shape()
        << " differ";
-    if (broadcastable(input.shape(), target.shape()))  // Note [Losses do not broadcast]
+    if (nn::broadcastable(input.shape(), target.shape()))  // Note [Losses do not broadcast]
       os << "; PyTorch would broadcast them with a warning, Locus refuses: a broadcast loss is almost always a bug "
             "(an output of [N, 1] against a target of [N] compares every output with every target); give both the "
             "same shape (reshape, squeeze or expand_as)";
@@ -105,8 +110,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
                      std::string(dtype_name(input.dtype())) + " and " + std::string(dtype_name(target.dtype())) +
                      "; convert with .to(kFloat32)");
   const Tensor d = input.to(dtype) - target.to(dtype);
-  return reduce(d * d, reduction);
+  return nn::reduce(d * d, reduction);
 }
+
+}  // namespace locus
+
+namespace locus::nn {
 
 namespace {
 
@@ -245,14 +254,6 @@ Tensor cross_entropy_checked(const Tensor& logits, const Tensor& target, const C
 
 // Class losses check devices strictly, as PyTorch's nll_loss: a 0-dim CPU target of an unbatched
 // input on another device is a mismatch, not a number.
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options) {
-  return functional::nll_loss(log_probs, target, NLLLossOptions(options));
-}
-
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options) {
-  return functional::cross_entropy(logits, target, CrossEntropyLossOptions(options));
-}
-
 namespace functional {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
@@ -276,7 +277,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
-  return nn::mse_loss(input, target, options.reduction());
+  return locus::mse_loss(input, target, options.reduction());
 }
 
 }  // namespace functional

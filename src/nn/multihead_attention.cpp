@@ -206,7 +206,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
   Tensor scores = attn_mask.defined() ? baddbmm(attn_mask, q, k.transpose(-2, -1)) : bmm(q, k.transpose(-2, -1));
   // The weights returned are the ones the values are weighted with: after dropout, as PyTorch's.
   Tensor weights = softmax(scores, -1);
-  if (p > 0) weights = nn::dropout(weights, p, true);
+  if (p > 0) weights = locus::dropout(weights, p, true);
   const Tensor out = project(bmm(weights, v).transpose(0, 1).contiguous().view({tgt_len * bsz, e}));
   weights = weights.view({bsz, heads, tgt_len, src_len});
   if (average_attn_weights) weights = div(sum(weights, Shape{1}), static_cast<double>(heads));

@@ -270,7 +270,7 @@ Tensor math_attention(const Tensor& query, const Tensor& key, const Tensor& valu
     else scores = add(scores, attn_mask);
   }
   Tensor weights = softmax(scores, -1);
-  if (dropout_p > 0) weights = nn::dropout(weights, dropout_p, true);
+  if (dropout_p > 0) weights = locus::dropout(weights, dropout_p, true);
   return matmul(weights, value);
 }
 

@@ -35,7 +35,7 @@ std::vector<Row> rows() {
       {"matmul", [](auto& x, auto& w) { return matmul(x, w); }, Row::Lower, "bfloat16"},
       {"mm", [](auto& x, auto& w) { return mm(x, w); }, Row::Lower, "bfloat16"},
       {"batched matmul", [](auto& x, auto& w) { return matmul(x.unsqueeze(0), w.unsqueeze(0)); }, Row::Lower, "bfloat16"},
-      {"linear", [](auto& x, auto& w) { return nn::linear(x, w, w[0]); }, Row::Lower, "bfloat16"},
+      {"linear", [](auto& x, auto& w) { return locus::linear(x, w, w[0]); }, Row::Lower, "bfloat16"},
       {"softmax", [](auto& x, auto& w) { return softmax(mm(x, w), 1); }, Row::F32, "bfloat16"},
       {"log_softmax", [](auto& x, auto& w) { return log_softmax(mm(x, w), 1); }, Row::F32, "bfloat16"},
       {"exp", [](auto& x, auto& w) { return exp(mm(x, w)); }, Row::F32, "bfloat16"},
@@ -48,9 +48,9 @@ std::vector<Row> rows() {
       {"sum", [](auto& x, auto& w) { return mm(x, w).sum(); }, Row::F32, "bfloat16"},
       {"sum dim", [](auto& x, auto& w) { return sum(mm(x, w), 1); }, Row::F32, "bfloat16"},
       {"mean", [](auto& x, auto& w) { return mm(x, w).mean(); }, Row::F32, "bfloat16"},
-      {"mse_loss", [](auto& x, auto& w) { return nn::mse_loss(mm(x, w), x); }, Row::F32, "float32"},
-      {"cross_entropy", [=](auto& x, auto& w) { return nn::cross_entropy(mm(x, w), targets(x)); }, Row::F32, "float32"},
-      {"nll_loss", [=](auto& x, auto& w) { return nn::nll_loss(mm(x, w), targets(x)); }, Row::F32, "float32"},
+      {"mse_loss", [](auto& x, auto& w) { return locus::mse_loss(mm(x, w), x); }, Row::F32, "float32"},
+      {"cross_entropy", [=](auto& x, auto& w) { return nn::functional::cross_entropy(mm(x, w), targets(x)); }, Row::F32, "float32"},
+      {"nll_loss", [=](auto& x, auto& w) { return nn::functional::nll_loss(mm(x, w), targets(x)); }, Row::F32, "float32"},
       {"cat", [](auto& x, auto& w) { return cat({mm(x, w), x}); }, Row::Widest, "float32"},
       {"stack", [](auto& x, auto& w) { return stack({mm(x, w), x}); }, Row::Widest, "float32"},
       {"add", [](auto& x, auto& w) { return mm(x, w) + x; }, Row::Widest, "float32"},
@@ -87,7 +87,7 @@ TEST_P(Autocast, ValuesMatchFloat64WithinThePrecision) {
     Tensor y, p;
     {
       const amp::AutocastGuard guard(dev().type(), lower);
-      y = nn::linear(x, w, b);
+      y = locus::linear(x, w, b);
       p = softmax(y, 1);
     }
     const auto rounded = [&](const Tensor& t) { return t.to(lower).to(kFloat64).cpu(); };
@@ -109,9 +109,9 @@ TEST_P(Autocast, GradientsArriveInEachLeafsDtype) {
   Tensor loss;
   {
     const amp::AutocastGuard guard(dev().type());
-    const Tensor h = nn::linear(x, w, b);
+    const Tensor h = locus::linear(x, w, b);
     EXPECT_EQ(h.dtype(), amp::default_autocast_dtype(dev().type()));
-    loss = nn::mse_loss(h, zeros({5, 3}, dev())) + mm(x.to(kFloat64), w64.t()).sum();
+    loss = locus::mse_loss(h, zeros({5, 3}, dev())) + mm(x.to(kFloat64), w64.t()).sum();
     EXPECT_EQ(loss.dtype(), kFloat64);
     loss.backward();  // backward inside the guard runs in the dtypes forward chose
   }

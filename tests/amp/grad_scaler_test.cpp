@@ -132,9 +132,9 @@ TEST_P(GradScalerTest, AdamWithTheScalerMatchesAdamWithout) {
   amp::GradScaler scaler;
   for (int i = 0; i < 5; ++i) {
     plain.zero_grad(), scaled.zero_grad();
-    nn::mse_loss(nn::linear(x, w1), y).backward();
+    locus::mse_loss(locus::linear(x, w1), y).backward();
     plain.step();
-    scaler.scale(nn::mse_loss(nn::linear(x, w2), y)).backward();
+    scaler.scale(locus::mse_loss(locus::linear(x, w2), y)).backward();
     scaler.step(scaled);
     scaler.update();
   }

@@ -28,7 +28,7 @@ TEST_P(LowPrecision, ABFloat16ModelTrains) {
     double first = 0, last = 0;
     for (int i = 0; i < 60; ++i) {
       opt.zero_grad();
-      const Tensor loss = nn::mse_loss(model->forward(x), y);
+      const Tensor loss = locus::mse_loss(model->forward(x), y);
       (i == 0 ? first : last) = loss.item<double>();
       loss.backward();
       opt.step();

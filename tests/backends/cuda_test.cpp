@@ -297,8 +297,8 @@ TEST(CudaValues, BadIndexThrowsAtTheNextSynchronizationAndLeavesTheDeviceUsable)
   expect_close(gather(x, 1, tensor(std::vector<int64_t>{3, 0, 1}, Shape{3, 1}).to(kCuda)), {3, 4, 9});
   // The training loop's check: cross_entropy's targets, raised by loss.item().
   const Tensor logits = zeros({2, 3}, kCuda);
-  EXPECT_THROW(nn::cross_entropy(logits, tensor({0L, 3L}).to(kCuda)).item<float>(), IndexError);
-  EXPECT_NEAR(nn::cross_entropy(logits, tensor({0L, 2L}).to(kCuda)).item<float>(), std::log(3.0), 1e-6);
+  EXPECT_THROW(nn::functional::cross_entropy(logits, tensor({0L, 3L}).to(kCuda)).item<float>(), IndexError);
+  EXPECT_NEAR(nn::functional::cross_entropy(logits, tensor({0L, 2L}).to(kCuda)).item<float>(), std::log(3.0), 1e-6);
 }
 
 // ---- transfers --------------------------------------------------------------------------------

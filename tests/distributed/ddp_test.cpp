@@ -39,7 +39,7 @@ TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
     auto opt = make_opt(kind, single->parameters());
     for (int step = 0; step < 4; ++step) {
       opt->zero_grad();
-      nn::cross_entropy(single(d.x), d.y).backward();
+      nn::functional::cross_entropy(single(d.x), d.y).backward();
       opt->step();
     }
     std::vector<std::vector<double>> results(2);
@@ -54,7 +54,7 @@ TEST(DistributedDataParallel, TwoRanksOfHalfTheBatchTrainAsOneProcess) {
       const Tensor x = d.x.narrow(0, 32 * r, 32), y = d.y.narrow(0, 32 * r, 32);
       for (int step = 0; step < 4; ++step) {
         o->zero_grad();
-        nn::cross_entropy(ddp(x), y).backward();
+        nn::functional::cross_entropy(ddp(x), y).backward();
         o->step();
       }
       std::vector<double> flat;
@@ -81,7 +81,7 @@ TEST(DistributedDataParallel, GlooCarriesCudaGradients) {
   optim::SGD opt(single->parameters(), 0.1);
   for (int step = 0; step < 3; ++step) {
     opt.zero_grad();
-    nn::cross_entropy(single(d.x.to(gpu)), d.y.to(gpu)).backward();
+    nn::functional::cross_entropy(single(d.x.to(gpu)), d.y.to(gpu)).backward();
     opt.step();
   }
   std::vector<nn::Sequential> models = {make_model(1), make_model(2)};
@@ -95,7 +95,7 @@ TEST(DistributedDataParallel, GlooCarriesCudaGradients) {
     const Tensor x = d.x.narrow(0, 32 * r, 32).to(gpu), y = d.y.narrow(0, 32 * r, 32).to(gpu);
     for (int step = 0; step < 3; ++step) {
       o.zero_grad();
-      nn::cross_entropy(ddp(x), y).backward();
+      nn::functional::cross_entropy(ddp(x), y).backward();
       o.step();
     }
     for (const Tensor& p : model->parameters())
@@ -114,7 +114,7 @@ TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
   const Data d = make_data();
   // One process: the gradient of the whole batch of 64.
   auto single = make_model(1);
-  nn::cross_entropy(single(d.x), d.y).backward();
+  nn::functional::cross_entropy(single(d.x), d.y).backward();
   const std::vector<double> want = values(single->parameters()[0].grad());
   const std::vector<nn::Sequential> models = {make_model(1), make_model(1)};
   on_ranks(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
@@ -126,9 +126,9 @@ TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
       const Tensor x = d.x.narrow(0, 32 * r + 16 * micro, 16), y = d.y.narrow(0, 32 * r + 16 * micro, 16);
       if (micro == 0) {
         nn::NoSyncGuard no_sync(*ddp);
-        (nn::cross_entropy(ddp(x), y) * 0.5).backward();
+        (nn::functional::cross_entropy(ddp(x), y) * 0.5).backward();
       } else {
-        (nn::cross_entropy(ddp(x), y) * 0.5).backward();
+        (nn::functional::cross_entropy(ddp(x), y) * 0.5).backward();
       }
     }
     const std::vector<double> got = values(model->parameters()[0].grad());
@@ -153,7 +153,7 @@ TEST(DistributedDataParallel, NoSyncAccumulatesAndUnusedParametersAreNamed) {
           << e.what();
     }
     nn::DistributedDataParallel lenient(heads, g, nn::DistributedDataParallelOptions().find_unused_parameters(true));
-    nn::cross_entropy(lenient(d.x.narrow(0, 32 * r, 32)), d.y.narrow(0, 32 * r, 32)).backward();
+    nn::functional::cross_entropy(lenient(d.x.narrow(0, 32 * r, 32)), d.y.narrow(0, 32 * r, 32)).backward();
     EXPECT_EQ(values(heads->b->weight.grad()), std::vector<double>(40, 0.0));  // reduced as zeros
     EXPECT_TRUE(heads->a->weight.grad().defined());
   });
@@ -193,7 +193,7 @@ TEST(DistributedDataParallel, BatchNormBuffersComeFromRankZero) {
     const Tensor xr = x.narrow(0, 4 * r, 4), yr = y.narrow(0, 4 * r, 4);
     for (int step = 0; step < 3; ++step) {
       opt.zero_grad();
-      nn::cross_entropy(ddp(xr), yr).backward();
+      nn::functional::cross_entropy(ddp(xr), yr).backward();
       opt.step();
     }
     for (const Tensor& p : model->parameters())

@@ -155,8 +155,8 @@ TEST(NcclGroup, DistributedDataParallelOnOneGpuTrainsAsThePlainModel) {
   for (int step = 0; step < 3; ++step) {
     a.zero_grad();
     b.zero_grad();
-    nn::cross_entropy(plain(x), y).backward();
-    nn::cross_entropy(ddp(x), y).backward();
+    nn::functional::cross_entropy(plain(x), y).backward();
+    nn::functional::cross_entropy(ddp(x), y).backward();
     a.step();
     b.step();
   }

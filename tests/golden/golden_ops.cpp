@@ -267,14 +267,14 @@ std::map<std::string, OpFn> builtin_ops() {
       {"zeros", [](const Ctx& c) -> Outs { return {zeros(c.list("shape"), c.options())}; }},
       {"ones", [](const Ctx& c) -> Outs { return {ones(c.list("shape"), c.options())}; }},
       // losses
-      {"mse_loss", [](const Ctx& c) -> Outs { return {nn::mse_loss(c.x(0), c.x(1), c.reduction())}; }},
+      {"mse_loss", [](const Ctx& c) -> Outs { return {locus::mse_loss(c.x(0), c.x(1), c.reduction())}; }},
       {"nll_loss",
        [](const Ctx& c) -> Outs {
-         return {nn::nll_loss(c.x(0), c.x(1), nn::ClassLossOptions{c.reduction(), c.i64("ignore_index", -100)})};
+         return {nn::functional::nll_loss(c.x(0), c.x(1), nn::ClassLossOptions{c.reduction(), c.i64("ignore_index", -100)})};
        }},
       {"cross_entropy",
        [](const Ctx& c) -> Outs {
-         return {nn::cross_entropy(c.x(0), c.x(1), nn::ClassLossOptions{c.reduction(), c.i64("ignore_index", -100)})};
+         return {nn::functional::cross_entropy(c.x(0), c.x(1), nn::ClassLossOptions{c.reduction(), c.i64("ignore_index", -100)})};
        }},
       // optimizers: the parameters after each step
       {"sgd", [](const Ctx& c) -> Outs { return run_optimizer(c, "sgd"); }},

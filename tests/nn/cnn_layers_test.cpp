@@ -218,7 +218,7 @@ TEST(CnnLayers, TrainingStepMatchesAcrossDevices) {
     const Tensor y = tensor(std::vector<int64_t>{0, 1, 2, 1}).to(Device(d));
     for (int step = 0; step < 3; ++step) {
       opt.zero_grad();
-      nn::cross_entropy(m(x), y).backward();
+      nn::functional::cross_entropy(m(x), y).backward();
       opt.step();
     }
     std::vector<double> all;
@@ -241,7 +241,7 @@ TEST(CnnLayers, BatchNormTrainsUnderDataParallel) {
   const Tensor x = randn({4, 1, 8, 8}).to(Device("sim:0"));
   const Tensor y = tensor(std::vector<int64_t>{0, 1, 2, 1}).to(Device("sim:0"));
   const std::vector<double> before = values(m->state_dict()["0.weight"]);
-  nn::cross_entropy(parallel(x), y).backward();
+  nn::functional::cross_entropy(parallel(x), y).backward();
   opt.step();
   EXPECT_NE(values(m->state_dict()["0.weight"]), before);
   const std::vector<double> rm = values(m->state_dict()["1.running_mean"]);

@@ -69,11 +69,11 @@ TEST(DataParallel, TrainsLikeOneDevice) {
   for (int step = 0; step < 4; ++step) {
     for (auto* opt : {static_cast<optim::Optimizer*>(&opt_single_adam), static_cast<optim::Optimizer*>(&opt_parallel)})
       opt->zero_grad();
-    nn::cross_entropy(single(x.to(d0)), y.to(d0)).backward();
+    nn::functional::cross_entropy(single(x.to(d0)), y.to(d0)).backward();
     const Tensor out = parallel(x);
     EXPECT_EQ(out.device(), d0);
     EXPECT_EQ(out.shape(), (Shape{9, 3}));
-    nn::cross_entropy(out, y.to(d0)).backward();
+    nn::functional::cross_entropy(out, y.to(d0)).backward();
     if (step == 0) {  // the gradients themselves, before any step
       const auto gs = single->parameters(), gp = wrapped_model->parameters();
       for (size_t i = 0; i < gs.size(); ++i) {
@@ -210,8 +210,8 @@ TEST(DataParallel, UserModulesAsTheDocsWriteThem) {
   const Tensor expected = single(x.to(d0));
   EXPECT_EQ(out.device(), d0);
   expect_near(out, expected, 1e-6);
-  nn::mse_loss(out, target.to(d0)).backward();
-  nn::mse_loss(expected, target.to(d0)).backward();
+  locus::mse_loss(out, target.to(d0)).backward();
+  locus::mse_loss(expected, target.to(d0)).backward();
   const auto gs = single->named_parameters(), gp = model->named_parameters();
   ASSERT_EQ(gs.size(), gp.size());
   for (size_t i = 0; i < gs.size(); ++i) {

@@ -273,7 +273,7 @@ TEST_P(FusedCrossEntropy, MatchesTheComposedFormAndFloat64) {
   const Tensor t = tensor(c.target).reshape(target_shape);
   auto run = [&](DType dtype, Device device) {
     const Tensor x = leaf(xv, dtype, device);
-    const Tensor loss = nn::cross_entropy(x, t.to(device), c.options);
+    const Tensor loss = nn::functional::cross_entropy(x, t.to(device), c.options);
     const Tensor g = c.options.reduction() == nn::Reduction::None ? full(loss.shape(), 0.5, kFloat64).to(dtype).to(device) : Tensor();
     if (g.defined()) loss.backward(g);
     else loss.backward();
@@ -311,12 +311,12 @@ TEST(FusedCrossEntropyErrors, ABadTargetRaisesTheComposedFormsErrorAndChangesNot
   const Tensor t = tensor({1L, 4L, -1L});
   std::string fused_message, composed_message;
   try {
-    nn::cross_entropy(x, t);
+    nn::functional::cross_entropy(x, t);
   } catch (const IndexError& e) {
     fused_message = e.what();
   }
   try {
-    nn::cross_entropy(x.detach().to(kComposed), t.to(kComposed));
+    nn::functional::cross_entropy(x.detach().to(kComposed), t.to(kComposed));
   } catch (const IndexError& e) {
     composed_message = e.what();
   }

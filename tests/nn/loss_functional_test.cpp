@@ -44,12 +44,12 @@ TEST_P(LossTest, ModulesForwardTheirOptions) {
   same(nn::CrossEntropyLoss(nn::CrossEntropyLossOptions().label_smoothing(0.1).weight(w))(x, classes),
        F::cross_entropy(x, classes, F::CrossEntropyFuncOptions().label_smoothing(0.1).weight(w)));
   // The old spellings are the new ones without weight and smoothing (the fused path).
-  same(nn::cross_entropy(x, classes), F::cross_entropy(x, classes));
+  same(nn::functional::cross_entropy(x, classes), F::cross_entropy(x, classes));
   same(nn::CrossEntropyLoss(nn::ClassLossOptions(nn::Reduction::Sum))(x, classes),
        F::cross_entropy(x, classes, F::CrossEntropyFuncOptions().reduction(nn::Reduction::Sum)));
-  same(nn::nll_loss(log_softmax(x, 1), classes), F::nll_loss(log_softmax(x, 1), classes));
-  same(nn::mse_loss(x, y), F::mse_loss(x, y));
-  same(nn::linear(x, w.view({1, 3})), F::linear(x, w.view({1, 3})));
+  same(nn::functional::nll_loss(log_softmax(x, 1), classes), F::nll_loss(log_softmax(x, 1), classes));
+  same(locus::mse_loss(x, y), F::mse_loss(x, y));
+  same(locus::linear(x, w.view({1, 3})), F::linear(x, w.view({1, 3})));
   same(F::dropout(x, F::DropoutFuncOptions(0.5).training(false)), x);
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 std::string shape_error_of(const Tensor& input, const Tensor& target) {
   try {
-    nn::mse_loss(input, target);
+    locus::mse_loss(input, target);
   } catch (const ShapeError& e) {
     return e.what();
   }
@@ -37,7 +37,7 @@ TEST(MseLossShapes, ShapesThatCannotBroadcastAreRefusedPlainly) {
 }
 
 TEST(MseLossShapes, SameShapesStillWork) {
-  const Tensor loss = nn::mse_loss(tensor({1.0f, 2.0f, 3.0f}), tensor({1.0f, 0.0f, 3.0f}));
+  const Tensor loss = locus::mse_loss(tensor({1.0f, 2.0f, 3.0f}), tensor({1.0f, 0.0f, 3.0f}));
   EXPECT_FLOAT_EQ(loss.item<float>(), 4.0f / 3.0f);
 }
 

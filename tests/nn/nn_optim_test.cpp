@@ -43,11 +43,11 @@ TEST_P(NnOnEachDevice, LossesAgainstFloat64) {
     for (double v : rows[r]) z += std::exp(v);
     ref += -(rows[r][t[r]] - std::log(z));
   }
-  EXPECT_NEAR(nn::cross_entropy(logits, target).item<double>(), ref / 2, 1e-12);
-  EXPECT_NEAR(nn::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 4.0}).to(dev())).item<double>(), 2.5, 1e-12);
+  EXPECT_NEAR(nn::functional::cross_entropy(logits, target).item<double>(), ref / 2, 1e-12);
+  EXPECT_NEAR(locus::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 4.0}).to(dev())).item<double>(), 2.5, 1e-12);
   // On cuda the check runs on the device and raises at the next synchronization: item().
-  EXPECT_THROW(nn::cross_entropy(logits, tensor({0L, 3L}).to(dev())).item<double>(), IndexError);
-  EXPECT_THROW(nn::mse_loss(logits, target), ShapeError);
+  EXPECT_THROW(nn::functional::cross_entropy(logits, tensor({0L, 3L}).to(dev())).item<double>(), IndexError);
+  EXPECT_THROW(locus::mse_loss(logits, target), ShapeError);
 }
 
 // Reductions, ignore_index, class probabilities, unbatched and N-d inputs, against values read
@@ -55,36 +55,36 @@ TEST_P(NnOnEachDevice, LossesAgainstFloat64) {
 TEST_P(NnOnEachDevice, LossOptionsFollowPyTorch) {
   const Tensor x = tensor(std::vector<double>{1, 2, 3, 1, 0, 0, 0.5, -1, 2}, Shape{3, 3}).to(dev());
   const Tensor t = tensor({2L, -100L, 0L}).to(dev());
-  EXPECT_NEAR(nn::cross_entropy(x, t).item<double>(), 1.0744586305507688, 1e-12);
-  EXPECT_NEAR(nn::cross_entropy(x, t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
-  expect_close(nn::cross_entropy(x, t, {nn::Reduction::None}), {0.4076059644443804, 0.0, 1.7413112966571571}, 1e-12, 1e-12);
-  EXPECT_NEAR(nn::nll_loss(log_softmax(x, 1), t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
-  EXPECT_THROW(nn::cross_entropy(x, t, {nn::Reduction::Mean, 0}).item<double>(), IndexError);  // -100 is a class then
-  EXPECT_TRUE(std::isnan(nn::cross_entropy(x, tensor({-100L, -100L, -100L}).to(dev())).item<double>()));
+  EXPECT_NEAR(nn::functional::cross_entropy(x, t).item<double>(), 1.0744586305507688, 1e-12);
+  EXPECT_NEAR(nn::functional::cross_entropy(x, t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
+  expect_close(nn::functional::cross_entropy(x, t, {nn::Reduction::None}), {0.4076059644443804, 0.0, 1.7413112966571571}, 1e-12, 1e-12);
+  EXPECT_NEAR(nn::functional::nll_loss(log_softmax(x, 1), t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
+  EXPECT_THROW(nn::functional::cross_entropy(x, t, {nn::Reduction::Mean, 0}).item<double>(), IndexError);  // -100 is a class then
+  EXPECT_TRUE(std::isnan(nn::functional::cross_entropy(x, tensor({-100L, -100L, -100L}).to(dev())).item<double>()));
   const Tensor p = tensor(std::vector<double>{0.2, 0.3, 0.5, 1, 0, 0, 0, 0.5, 0.5}, Shape{3, 3}).to(dev());
-  EXPECT_NEAR(nn::cross_entropy(x, p).item<double>(), 1.133453991677863, 1e-12);
-  expect_close(nn::cross_entropy(x, p, {nn::Reduction::None}), {1.1076059644443805, 0.5514447139320511, 1.7413112966571571}, 1e-12, 1e-12);
-  EXPECT_NEAR(nn::cross_entropy(tensor({1.0, 2.0, 3.0}, kFloat64).to(dev()), tensor(2L).to(dev())).item<double>(), 0.4076059644443804, 1e-12);
+  EXPECT_NEAR(nn::functional::cross_entropy(x, p).item<double>(), 1.133453991677863, 1e-12);
+  expect_close(nn::functional::cross_entropy(x, p, {nn::Reduction::None}), {1.1076059644443805, 0.5514447139320511, 1.7413112966571571}, 1e-12, 1e-12);
+  EXPECT_NEAR(nn::functional::cross_entropy(tensor({1.0, 2.0, 3.0}, kFloat64).to(dev()), tensor(2L).to(dev())).item<double>(), 0.4076059644443804, 1e-12);
   const Tensor x4 = (arange(24, TensorOptions().dtype(kFloat64)) / 10).reshape({2, 3, 2, 2}).to(dev());
   const Tensor t4 = tensor({0L, 1L, 2L, 0L, 1L, 1L, 2L, 2L}).reshape({2, 2, 2}).to(dev());
-  EXPECT_NEAR(nn::cross_entropy(x4, t4).item<double>(), 1.101250513728494, 1e-12);
-  EXPECT_EQ(nn::cross_entropy(x4, t4, {nn::Reduction::None}).shape(), (Shape{2, 2, 2}));
+  EXPECT_NEAR(nn::functional::cross_entropy(x4, t4).item<double>(), 1.101250513728494, 1e-12);
+  EXPECT_EQ(nn::functional::cross_entropy(x4, t4, {nn::Reduction::None}).shape(), (Shape{2, 2, 2}));
   Tensor xg = x.detach().clone().requires_grad_();
-  nn::cross_entropy(xg, t).backward();
+  nn::functional::cross_entropy(xg, t).backward();
   expect_close(xg.grad(), {0.04501528658519022, 0.12236423552739882, -0.1673795221125891, 0, 0, 0, -0.41235480392998164,
                            0.019556286635343725, 0.39279851729463794}, 1e-12, 1e-12);
-  expect_close(nn::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 0.0}).to(dev()), nn::Reduction::None), {1, 4});
-  EXPECT_NEAR(nn::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 0.0}).to(dev()), nn::Reduction::Sum).item<double>(), 5, 1e-12);
+  expect_close(locus::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 0.0}).to(dev()), nn::Reduction::None), {1, 4});
+  EXPECT_NEAR(locus::mse_loss(tensor({1.0, 2.0}).to(dev()), tensor({0.0, 0.0}).to(dev()), nn::Reduction::Sum).item<double>(), 5, 1e-12);
   // Class targets must be int64, as in PyTorch; the error names the loss the user called.
   try {
-    nn::cross_entropy(x, tensor({2, 1, 0}).to(kInt32).to(dev()));
+    nn::functional::cross_entropy(x, tensor({2, 1, 0}).to(kInt32).to(dev()));
     ADD_FAILURE() << "int32 targets were accepted";
   } catch (const DTypeError& e) {
     EXPECT_NE(std::string(e.what()).find("[locus::cross_entropy]"), std::string::npos) << e.what();
   }
   if (!dev().is_cpu()) {
     try {
-      nn::cross_entropy(x, t.cpu());
+      nn::functional::cross_entropy(x, t.cpu());
       ADD_FAILURE() << "targets on another device were accepted";
     } catch (const DeviceMismatchError& e) {
       EXPECT_NE(std::string(e.what()).find("of 'cross_entropy'"), std::string::npos) << e.what();
@@ -177,7 +177,7 @@ TEST(NnModule, ToMovesInPlaceAndOptimizerStateFollows) {
   EXPECT_EQ(model->named_parameters()[2].first, "2.weight");
   optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9));
   const Tensor x = randn({5, 4});
-  nn::cross_entropy(model(x), tensor({0L, 1L, 1L, 0L, 1L})).backward();
+  nn::functional::cross_entropy(model(x), tensor({0L, 1L, 1L, 0L, 1L})).backward();
   opt.step();  // creates momentum buffers on the cpu
   model->to(Device("sim:0"));
   for (const Tensor& p : params) {
@@ -186,7 +186,7 @@ TEST(NnModule, ToMovesInPlaceAndOptimizerStateFollows) {
   }
   EXPECT_EQ(model->device(), Device("sim:0"));
   opt.zero_grad();
-  nn::cross_entropy(model(x.to(Device("sim:0"))), tensor({0L, 1L, 1L, 0L, 1L}).to(Device("sim:0"))).backward();
+  nn::functional::cross_entropy(model(x.to(Device("sim:0"))), tensor({0L, 1L, 1L, 0L, 1L}).to(Device("sim:0"))).backward();
   opt.step();  // momentum buffers follow to sim:0
   for (const auto& [name, t] : opt.state_dict())
     if (name != "step") EXPECT_EQ(t.device(), Device("sim:0")) << name;

@@ -68,7 +68,7 @@ TEST(SequentialDeviceErrors, ModelSpreadOverDevicesAsksToMoveTheModel) {
 
 TEST(SequentialDeviceErrors, OpsOutsideSequentialKeepTheirMessage) {
   const DeviceMismatchError e =
-      mismatch_of([&] { nn::linear(randn({2, 4}), randn({3, 4}).to(Device("sim:0")), Tensor()); });
+      mismatch_of([&] { locus::linear(randn({2, 4}), randn({3, 4}).to(Device("sim:0")), Tensor()); });
   EXPECT_EQ(e.module(), "");
   EXPECT_EQ(std::string(e.what()),
             "Expected all tensors to be on the same device, but found at least two devices, cpu and sim:0! (when "

@@ -40,7 +40,7 @@ TEST(PublicOpScope, ClosesWhenTheFunctionThrows) {
   const Tensor s = ones({2, 2}, Device("sim:0"));
   EXPECT_THROW(mm(ones({2, 2}), s), DeviceMismatchError);        // thrown by PublicOp's own check
   EXPECT_THROW(mm(s, ones({3, 3}, Device("sim:0"))), ShapeError);  // thrown inside it
-  EXPECT_THROW(nn::cross_entropy(ones({2, 3}), tensor({0L, 5L})), IndexError);
+  EXPECT_THROW(nn::functional::cross_entropy(ones({2, 3}), tensor({0L, 5L})), IndexError);
   EXPECT_EQ(op_of_add_mismatch(), "add");
 }
 
@@ -181,7 +181,7 @@ TEST(PublicOpErrors, MissingKernelInsideACompositeNamesBoth) {
   set_cpu_fallback(CpuFallback::Error);
   const bool cuda_built = testing::cuda_kernels_loaded();  // listed where its module is loaded
   try {
-    nn::cross_entropy(ones({2, 3}, Device("sim:0")), tensor({0L, 1L}).to("sim:0"));
+    nn::functional::cross_entropy(ones({2, 3}, Device("sim:0")), tensor({0L, 1L}).to("sim:0"));
     ADD_FAILURE();
   } catch (const NotImplementedError& e) {
     EXPECT_EQ(std::string(e.what()),

@@ -114,7 +114,7 @@ TEST(FlushDenormals, FlushedAndUnflushedTrainingAgree) {
     for (const Tensor& p : params) m.push_back(zeros_like(p)), v.push_back(zeros_like(p));
     for (int step = 1; step <= kSteps; ++step) {
       model->zero_grad();
-      nn::cross_entropy(model(step == 1 ? lit : dark), y).backward();
+      nn::functional::cross_entropy(model(step == 1 ? lit : dark), y).backward();
       NoGradGuard no_grad;
       const detail::FlushBitsScope mode(flush ? detail::kFlushAll : 0u);
       const double bias1 = 1 - std::pow(b1, step), bias2 = 1 - std::pow(b2, step);
@@ -138,7 +138,7 @@ TEST(FlushDenormals, FlushedAndUnflushedTrainingAgree) {
   optim::Adam adam(model->parameters(), optim::AdamOptions(lr));
   for (int step = 1; step <= kSteps; ++step) {
     adam.zero_grad();
-    nn::cross_entropy(model(step == 1 ? lit : dark), y).backward();
+    nn::functional::cross_entropy(model(step == 1 ? lit : dark), y).backward();
     adam.step();
   }
   const std::vector<Tensor> fused = model->parameters();

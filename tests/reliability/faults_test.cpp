@@ -82,7 +82,7 @@ TEST(Faults, TenThousandTrainingStepsKeepMemoryFlat) {
   const Tensor y = randint(0, 4, {8}, TensorOptions().device(d));
   auto step = [&] {
     opt.zero_grad();
-    nn::cross_entropy(model(x), y).backward();
+    nn::functional::cross_entropy(model(x), y).backward();
     opt.step();
   };
   step();

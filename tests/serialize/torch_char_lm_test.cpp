@@ -87,7 +87,7 @@ TEST(TorchCharLM, ALocusCheckpointGivesLocussValidationLossInPyTorch) {
   for (int step = 0; step < 30; ++step) {
     const auto [x, y] = cli::training_batch(corpus, rng, kBatch, 32, Device("cpu"));
     opt.zero_grad();
-    nn::cross_entropy(model(x).view({-1, model->config.vocab}), y.view({-1})).backward();
+    nn::functional::cross_entropy(model(x).view({-1, model->config.vocab}), y.view({-1})).backward();
     opt.step();
   }
   const double locus_loss = cli::validation_loss(model, corpus, kBatch, kWindows, Device("cpu"));

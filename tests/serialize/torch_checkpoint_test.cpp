@@ -201,7 +201,7 @@ TEST(TorchCheckpoint, ALocusTrainedCnnScoresLocussAccuracyInPyTorch) {
     const Tensor x = cli::as_images(train->data().narrow(0, step * kBatch, kBatch));
     const Tensor y = train->targets().narrow(0, step * kBatch, kBatch);
     opt.zero_grad();
-    const Tensor loss = nn::cross_entropy(model(x), y);
+    const Tensor loss = nn::functional::cross_entropy(model(x), y);
     loss.backward();
     opt.step();
   }

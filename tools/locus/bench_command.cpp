@@ -151,7 +151,7 @@ void run_bench(BenchArgs a) {
         auto step = [model, &opt, &x, &y] {
           model->train();
           opt.zero_grad();
-          nn::cross_entropy(model(x), y).backward();
+          nn::functional::cross_entropy(model(x), y).backward();
           opt.step();
         };
         figures.push_back({s.device, kind == 0 ? std::function<void()>(forward) : std::function<void()>(step)});

@@ -144,7 +144,7 @@ inline double validation_loss(CharLM& model, const Corpus& c, int64_t batch, int
     for (size_t w = first; w < last; ++w) append_window(c, c.n_train + starts[w], block, x, y);
     const auto rows = static_cast<int64_t>(last - first);
     const Tensor logits = model(tensor(x, {rows, block}).to(device));
-    const Tensor loss = nn::cross_entropy(logits.view({-1, c.vocabulary.empty() ? 1 : static_cast<int64_t>(c.vocabulary.size())}),
+    const Tensor loss = nn::functional::cross_entropy(logits.view({-1, c.vocabulary.empty() ? 1 : static_cast<int64_t>(c.vocabulary.size())}),
                                           tensor(y, Shape{rows * block}).to(device),
                                           nn::ClassLossOptions().reduction(nn::Reduction::Sum));
     total += static_cast<double>(loss.item<float>());

@@ -84,7 +84,7 @@ void run_charlm(const CharLMArgs& a) {
     Tensor loss;
     {
       const amp::AutocastGuard autocast(device.type(), lower, lower.has_value());
-      loss = nn::cross_entropy(model(x).view({-1, config.vocab}), y.view({-1}));
+      loss = nn::functional::cross_entropy(model(x).view({-1, config.vocab}), y.view({-1}));
     }
     opt.zero_grad();
     loss.backward();

@@ -253,7 +253,7 @@ void run_train(const TrainArgs& a) {
       {
         const amp::AutocastGuard autocast = autocast_for(where, lower);
         const Tensor input = model_input(a, batch.data);
-        loss = nn::cross_entropy(ddp ? (*ddp)(input) : model(input), batch.target);
+        loss = nn::functional::cross_entropy(ddp ? (*ddp)(input) : model(input), batch.target);
       }
       scaler.scale(loss).backward();  // the loss itself when the scaler is off
       scaler.step(*opt);

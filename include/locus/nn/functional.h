@@ -9,21 +9,10 @@ LOCUS_API_BEGIN
 
 #include "locus/nn/loss.h"
 #include "locus/nn/loss_options.h"
+#include "locus/nn_ops.h"
 #include "locus/tensor.h"
 
 namespace locus::nn {
-
-/// input @ weight^T + bias, as F.linear: input [..., in_features], weight [out_features,
-/// in_features], bias [out_features] or undefined (no bias). All on one device
-/// (DeviceMismatchError naming 'weight' or 'bias'; a 0-dim CPU tensor does not join), of one
-/// dtype (DTypeError), with matching features (ShapeError). Differentiable.
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
-
-/// As F.dropout: when `training`, zeroes each element with probability p and scales the others
-/// by 1 / (1 - p) (random numbers from the global generator, on input's device); otherwise, or
-/// with p = 0, returns `input` itself. p = 1 gives zeros. ValueError for p outside [0, 1];
-/// DTypeError for a non-floating input when training. Differentiable.
-Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 
 /// LibTorch's torch::nn::functional: every functional form, with its `...FuncOptions` where
 /// LibTorch has one. Use it as `namespace F = locus::nn::functional;` then `F::linear(x, w, b)`,
@@ -33,13 +22,13 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 /// broadcast]); each checks devices, dtypes and shapes first and names itself in its errors.
 namespace functional {
 
-/// As F.linear: input @ weight^T + bias (nn::linear).
+/// As F.linear: input @ weight^T + bias (locus::linear).
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 
-/// As F.dropout(input, p, training) (nn::dropout).
+/// As F.dropout(input, p, training) (locus::dropout).
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options = {});
 
-/// As F.mse_loss: (input - target)^2, reduced (nn::mse_loss).
+/// As F.mse_loss: (input - target)^2, reduced (locus::mse_loss).
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
 
 /// As F.l1_loss: |input - target|, reduced.
@@ -78,11 +67,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 /// As F.cross_entropy, with class weights (a mean divides by the weights of the counted
 /// targets), ignore_index and label_smoothing (PyTorch 1.13's formula: (1 - s) * the loss +
 /// s / C * the loss against the uniform distribution, weighted and ignored alike). Class indices
-/// or class probabilities as target, as nn::cross_entropy. Without weight and label smoothing it
-/// is nn::cross_entropy, fused kernel included.
+/// or class probabilities as target. Without weight and label smoothing it is one fused kernel
+/// where the device has it.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
 
-/// As F.nll_loss, with class weights (nn::nll_loss otherwise).
+/// As F.nll_loss, with class weights (locus::nll_loss).
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {});
 
 /// As F.margin_ranking_loss: max(0, -target (input1 - input2) + margin), reduced; the three

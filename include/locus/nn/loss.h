@@ -1,6 +1,7 @@
 #pragma once
 /// \file loss.h
-/// Loss functions, as torch.nn.functional: each takes a reduction (mean by default).
+/// The reduction every loss takes, and the class losses' options (the functions: nn_ops.h at
+/// the top level, nn::functional in functional.h).
 
 #include "locus/export.h"
 LOCUS_API_BEGIN
@@ -15,7 +16,7 @@ namespace locus::nn {
 /// How a loss folds its per-element values: their mean, their sum, or none (the values).
 enum class Reduction { Mean, Sum, None };
 
-/// Options of nll_loss and cross_entropy, set by name in any order:
+/// Options of the NLLLoss and CrossEntropyLoss modules, set by name in any order:
 /// `ClassLossOptions().ignore_index(0).reduction(Reduction::Sum)`.
 struct ClassLossOptions {
   /// Both options at once, in this order (`ClassLossOptions(Reduction::Sum)`).
@@ -27,18 +28,6 @@ struct ClassLossOptions {
   /// PyTorch: -100 by default, so padding can be marked without a mask).
   LOCUS_ARG(int64_t, ignore_index);
 };
-
-/// (input - target)^2, reduced. ShapeError when the shapes differ.
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
-/// -log_probs[i, target[i]] for log-probabilities [N, C] (or [C], or [N, C, d1, ...]) and int64
-/// class indices [N] (or 0-dim, or [N, d1, ...]), reduced; a mean over the targets that are not
-/// ignore_index (NaN when all are). IndexError for a class outside [0, C); DTypeError for a
-/// target that is not int64.
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const ClassLossOptions& options = {});
-/// nll_loss(log_softmax(logits along the class dim), target): the classification loss of the
-/// tutorials. A floating target of the logits' shape holds class probabilities instead:
-/// -sum_c target * log_softmax(logits), reduced over the other dims.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const ClassLossOptions& options = {});
 
 }  // namespace locus::nn
 
