@@ -22,6 +22,28 @@ LOCUS_API_BEGIN
 
 namespace locus {
 
+/// One entry of an OrderedDict: `first`/`second` as a std::pair's (so `auto& [key, value]`
+/// unpacks it), and LibTorch's `key()`/`value()`.
+template <class Key, class Value>
+struct OrderedDictItem {
+  /// The item `key` with `value`.
+  OrderedDictItem(Key key, Value value) : first(std::move(key)), second(std::move(value)) {}
+  /// The key, which cannot change in place.
+  const Key first;
+  /// The value.
+  Value second;
+  /// The key, as LibTorch's Item::key().
+  const Key& key() const noexcept { return first; }
+  /// The value, as LibTorch's Item::value().
+  Value& value() noexcept { return second; }
+  /// The value, as LibTorch's Item::value().
+  const Value& value() const noexcept { return second; }
+  /// The item as a std::pair, as LibTorch's Item::pair().
+  std::pair<Key, Value> pair() const { return {first, second}; }
+  /// The item as a std::pair, so code written when items were pairs keeps compiling.
+  operator std::pair<Key, Value>() const { return pair(); }  // NOLINT(google-explicit-constructor)
+};
+
 /// Keys with values, iterated in the order they were inserted: `for (const auto& [name, t] : sd)`
 /// visits `0.weight, 0.bias, 2.weight, ...` as the module registered them. Lookup by key is
 /// constant time (`sd["fc1.weight"]`, `at`, `find`, `contains`). Converts to and from std::map,
@@ -32,8 +54,10 @@ class OrderedDict {
  public:
   using key_type = Key;
   using mapped_type = Value;
-  /// What iteration yields: a pair whose key cannot be changed in place.
-  using value_type = std::pair<const Key, Value>;
+  /// What iteration yields: an item whose key cannot be changed in place.
+  using value_type = OrderedDictItem<Key, Value>;
+  /// LibTorch's name for it.
+  using Item = value_type;
   using iterator = typename std::list<value_type>::iterator;
   using const_iterator = typename std::list<value_type>::const_iterator;
   using size_type = size_t;
@@ -58,7 +82,9 @@ class OrderedDict {
   OrderedDict& operator=(OrderedDict&& other) noexcept = default;
   /// The items as a std::map (sorted by key): what state_dict() and load() returned before.
   operator std::map<Key, Value>() const {  // NOLINT(google-explicit-constructor): as before
-    return std::map<Key, Value>(begin(), end());
+    std::map<Key, Value> out;
+    for (const auto& item : items_) out.emplace(item.first, item.second);
+    return out;
   }
 
   /// Appends `key` with `value`; ValueError naming the key when it is already there (as
@@ -83,6 +109,22 @@ class OrderedDict {
   }
   /// The value of `key`; IndexError naming the key when it is absent.
   const Value& operator[](const Key& key) const { return at(key); }
+  /// The item at position `index` in insertion order, as LibTorch's `dict[0]` (linear in
+  /// `index`); IndexError past the end. Not for integer keys, which index by key.
+  Item& operator[](size_t index)
+    requires(!std::is_integral_v<Key>)
+  {
+    return const_cast<Item&>(std::as_const(*this)[index]);
+  }
+  /// The item at position `index`; IndexError past the end.
+  const Item& operator[](size_t index) const
+    requires(!std::is_integral_v<Key>)
+  {
+    if (index >= items_.size())
+      throw IndexError("OrderedDict: index " + std::to_string(index) + " is out of range for " +
+                       std::to_string(items_.size()) + " items");
+    return *std::next(items_.begin(), static_cast<std::ptrdiff_t>(index));
+  }
   /// The value of `key`; IndexError naming the key when it is absent.
   Value& at(const Key& key) { return const_cast<Value&>(std::as_const(*this).at(key)); }
   const Value& at(const Key& key) const {

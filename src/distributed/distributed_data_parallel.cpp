@@ -61,7 +61,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module,
       }
   }
   for (auto& nt : module_->named_parameters())
-    if (nt.second.requires_grad()) params_.push_back(nt);
+    if (nt.second.requires_grad()) params_.push_back(nt.pair());
   // Buckets, last parameter first.
   const double cap = options_.bucket_cap_mb() * 1024 * 1024;
   bucket_of_.assign(params_.size(), 0);

@@ -27,7 +27,18 @@ std::string module_type_name(const std::type_info& type) {
   return name;
 }
 
-Tensor Module::forward(const Tensor&) {
+// Note [Forward of any signature]
+// LibTorch's modules declare forward as they like: `Tensor forward(Tensor x)` by value, as
+// pytorch/examples write it, or several inputs. Such a forward hides Module::forward (it does not
+// override it), so a caller holding the module's static type (its handle, `model.forward(x)`)
+// reaches it directly, but Sequential, ModuleList's users and DataParallel replicas call through
+// Module's virtual forward. The places that learn a module's class (its handle, register_module,
+// AnyModule: remember_module_class) record a call of the class's own forward with one tensor,
+// checked at compile time to exist and return a Tensor; this virtual falls back to it, so any
+// module LibTorch's Sequential takes with a tensor input runs here too.
+Tensor Module::forward(const Tensor& input) {
+  if (const locus::detail::ModuleForward own = locus::detail::find_module_class(typeid(*this)).forward)
+    return own(*this, input);
   throw NotImplementedError("Module [" + name() + "] is missing the required \"forward\" function (or takes other arguments than one tensor)");
 }
 
@@ -85,8 +96,8 @@ void Module::clear_registrations() noexcept {
 void Module::copy_state_from(const Module& source, std::optional<Device> device) {
   NoGradGuard no_grad;
   for (const bool params : {true, false}) {
-    const std::vector<NamedTensor> from = params ? source.named_parameters() : source.named_buffers();
-    const std::vector<NamedTensor> to = params ? named_parameters() : named_buffers();
+    const OrderedDict<std::string, Tensor> from = params ? source.named_parameters() : source.named_buffers();
+    const OrderedDict<std::string, Tensor> to = params ? named_parameters() : named_buffers();
     bool same = from.size() == to.size();
     for (size_t i = 0; same && i < from.size(); ++i) same = from[i].first == to[i].first;
     if (!same)
@@ -130,28 +141,27 @@ Module& Module::apply(const std::function<void(Module&)>& fn) {
   return *this;
 }
 
-void Module::collect(const std::string& prefix, bool params, std::vector<NamedTensor>& out) const {
-  for (const auto& [name, t] : params ? parameters_ : buffers_) out.emplace_back(prefix + name, t);
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, out);
+void Module::collect(const std::string& prefix, bool params, bool recurse, OrderedDict<std::string, Tensor>& out) const {
+  for (const auto& [name, t] : params ? parameters_ : buffers_) out.insert(prefix + name, t);
+  if (!recurse) return;
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, true, out);
 }
 
-std::vector<NamedTensor> Module::named_parameters() const {
-  std::vector<NamedTensor> out;
-  collect("", true, out);
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<std::string, Tensor> out;
+  collect("", true, recurse, out);
   return out;
 }
 
-std::vector<NamedTensor> Module::named_buffers() const {
-  std::vector<NamedTensor> out;
-  collect("", false, out);
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+  OrderedDict<std::string, Tensor> out;
+  collect("", false, recurse, out);
   return out;
 }
 
-std::vector<Tensor> Module::parameters() const {
-  std::vector<Tensor> out;
-  for (auto& [name, t] : named_parameters()) out.push_back(t);
-  return out;
-}
+std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
 
 void Module::move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking) {
   NoGradGuard no_grad;
@@ -183,7 +193,7 @@ Device Module::device() const {
   std::optional<NamedTensor> first;
   for (const auto& list : {named_parameters(), named_buffers()})
     for (const auto& nt : list) {
-      if (!first) first = nt;
+      if (!first) first = nt.pair();
       else if (nt.second.device() != first->second.device())
         throw ValueError("Module::device: the module's tensors are on several devices: '" + first->first + "' on " +
                          first->second.device().str() + " and '" + nt.first + "' on " + nt.second.device().str() +

@@ -36,9 +36,9 @@ namespace locus {
 namespace detail {
 namespace {
 
-std::mutex copiers_mutex;
-std::unordered_map<std::type_index, ModuleCopier>& copiers() {
-  static std::unordered_map<std::type_index, ModuleCopier> map;
+std::mutex classes_mutex;
+std::unordered_map<std::type_index, ModuleClass>& classes() {
+  static std::unordered_map<std::type_index, ModuleClass> map;
   return map;
 }
 
@@ -64,15 +64,15 @@ class ReplicationScope {
 
 }  // namespace
 
-void add_module_copier(const std::type_info& type, ModuleCopier copier) {
-  std::lock_guard<std::mutex> lock(copiers_mutex);
-  copiers().emplace(type, copier);
+void add_module_class(const std::type_info& type, ModuleClass module_class) {
+  std::lock_guard<std::mutex> lock(classes_mutex);
+  classes().emplace(type, module_class);
 }
 
-ModuleCopier find_module_copier(const std::type_info& type) {
-  std::lock_guard<std::mutex> lock(copiers_mutex);
-  const auto it = copiers().find(type);
-  return it == copiers().end() ? nullptr : it->second;
+ModuleClass find_module_class(const std::type_info& type) {
+  std::lock_guard<std::mutex> lock(classes_mutex);
+  const auto it = classes().find(type);
+  return it == classes().end() ? ModuleClass{} : it->second;
 }
 
 std::shared_ptr<nn::Module> module_replica(const std::shared_ptr<nn::Module>& module) {
@@ -97,7 +97,7 @@ Module::Module(const Module& other)
 }
 
 std::shared_ptr<Module> Module::clone(std::optional<Device> device) const {
-  const locus::detail::ModuleCopier copier = locus::detail::find_module_copier(typeid(*this));
+  const locus::detail::ModuleCopier copier = locus::detail::find_module_class(typeid(*this)).copy;
   if (!copier)
     throw NotImplementedError("Module [" + name() + "] cannot be cloned: Locus learns how to copy a module class from its "
                               "handle (LOCUS_MODULE), register_module or nn::AnyModule, and this module reached none "

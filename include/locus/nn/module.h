@@ -52,10 +52,16 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Tensor forward(const Tensor& x);
   Tensor operator()(const Tensor& x) { return forward(x); }
 
-  /// Every parameter, this module's first, then each submodule's, in registration order.
-  std::vector<Tensor> parameters() const;
-  std::vector<NamedTensor> named_parameters() const;
-  std::vector<NamedTensor> named_buffers() const;
+  /// Every parameter, this module's first, then each submodule's (with `recurse`), in
+  /// registration order.
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  /// The parameters by dotted name ("0.weight"), in parameters()' order, as LibTorch's
+  /// OrderedDict: `for (auto& p : m->named_parameters()) p.key(), p.value()`, or `auto& [name, t]`.
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
+  /// Every buffer (running statistics, ...), in registration order.
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  /// The buffers by dotted name, as named_parameters().
+  OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
   /// This module (named `name_prefix`, "" by default) and every submodule below it, by dotted
   /// name in PyTorch's order: a module before its children, children as registered, a module
   /// reached twice listed once. Listing itself needs the module to be held by a
@@ -154,7 +160,7 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
-  void collect(const std::string& prefix, bool params, std::vector<NamedTensor>& out) const;
+  void collect(const std::string& prefix, bool params, bool recurse, OrderedDict<std::string, Tensor>& out) const;
   void collect_state(const std::string& prefix, OrderedDict<std::string, Tensor>& out) const;
   void move(std::optional<Device> device, std::optional<DType> dtype, bool non_blocking);
   std::vector<NamedTensor> parameters_, buffers_;

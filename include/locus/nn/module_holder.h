@@ -79,6 +79,13 @@ class ModuleHolder {
   decltype(auto) operator()(Args&&... args) const {
     return get_checked().forward(std::forward<Args>(args)...);
   }
+  /// Indexes the module, as LibTorch's handle does: `list[0]`, `seq[1]`, `dict["head"]`.
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const
+    requires requires(Impl& impl) { impl[std::forward<Arg>(arg)]; }
+  {
+    return get_checked()[std::forward<Arg>(arg)];
+  }
 
  private:
   Impl& get_checked() const {

@@ -8,6 +8,7 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
+#include <concepts>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -15,6 +16,7 @@ LOCUS_API_BEGIN
 
 #include "locus/detail/tensor_substitution.h"
 #include "locus/errors.h"
+#include "locus/tensor.h"
 
 namespace locus::nn {
 class Module;
@@ -27,12 +29,25 @@ namespace locus::detail {
 /// copied.
 using ModuleCopier = std::shared_ptr<nn::Module> (*)(const nn::Module&);
 
-/// Records how to copy modules whose dynamic type is `type` (once per type; later records are
-/// ignored).
-void add_module_copier(const std::type_info& type, ModuleCopier copier);
-/// The copier recorded for `type`; null when no handle, register_module or AnyModule has seen
-/// the class.
-ModuleCopier find_module_copier(const std::type_info& type);
+/// Calls a module's own one-tensor forward, however the class declares it (by value, by
+/// reference, returning anything that converts to a Tensor): what Module::forward falls back to
+/// (Note [Forward of any signature], src/nn/module.cpp).
+using ModuleForward = Tensor (*)(nn::Module&, const Tensor&);
+
+/// What Locus learns about a module class from the places that know its static type.
+struct ModuleClass {
+  /// Its copy constructor (Module::clone); null when it has none.
+  ModuleCopier copy = nullptr;
+  /// Its own one-tensor forward (Module::forward); null when it has none.
+  ModuleForward forward = nullptr;
+};
+
+/// Records what is known of modules whose dynamic type is `type` (once per type; later records
+/// are ignored).
+void add_module_class(const std::type_info& type, ModuleClass module_class);
+/// What was recorded for `type`; both null when no handle, register_module or AnyModule has
+/// seen the class.
+ModuleClass find_module_class(const std::type_info& type);
 
 /// The copier of Impl: its copy constructor, or null for a class without one (a member that
 /// cannot be copied, or a copy constructor declared `= delete`).
@@ -45,10 +60,34 @@ std::shared_ptr<nn::Module> copy_module(const nn::Module& module) {
   }
 }
 
-/// Records Impl's copier, the first time only.
+/// Impl's forward called with one tensor; only recorded for an Impl whose dynamic type matched.
+template <class Impl>
+Tensor call_own_forward(nn::Module& module, const Tensor& input) {
+  return static_cast<Impl&>(module).forward(input);
+}
+
+/// Whether Impl declares (itself or through a base below Module) a forward that one tensor can
+/// call. A class that declares none reaches Module's own, which must not be recorded: it would
+/// call itself.
+template <class Impl>
+constexpr bool has_own_tensor_forward() {
+  if constexpr (requires { &Impl::forward; }) {
+    if constexpr (std::is_same_v<decltype(&Impl::forward), Tensor (nn::Module::*)(const Tensor&)>) return false;
+  }
+  return requires(Impl& m, const Tensor& x) {
+    { m.forward(x) } -> std::convertible_to<Tensor>;
+  };
+}
+
+/// Records Impl's copier and its one-tensor forward, the first time only.
 template <class Impl>
 void remember_module_class() {
-  static const bool remembered = (add_module_copier(typeid(Impl), &copy_module<Impl>), true);
+  static const bool remembered = [] {
+    ModuleClass module_class{&copy_module<Impl>};
+    if constexpr (has_own_tensor_forward<Impl>()) module_class.forward = &call_own_forward<Impl>;
+    add_module_class(typeid(Impl), module_class);
+    return true;
+  }();
   (void)remembered;
 }
 
