@@ -34,6 +34,13 @@ class Adam : public OptimizerFor<Adam, AdamOptions> {
   bool decoupled_ = false;
 };
 
+/// LibTorch's AdamWOptions: AdamOptions whose weight_decay starts at AdamW's default, 0.01
+/// (`AdamWOptions(1e-3).weight_decay(0.05)`). The setters return AdamOptions&, which AdamW takes.
+struct AdamWOptions : AdamOptions {
+  /// The learning rate, positionally.
+  AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay(0.01); }  // NOLINT: implicit, as AdamOptions
+};
+
 /// AdamW (decoupled weight decay, Loshchilov and Hutter), as torch.optim.AdamW.
 class AdamW : public Adam {
  public:
@@ -48,7 +55,7 @@ class AdamW : public Adam {
   /// AdamW with this learning rate and PyTorch's AdamW defaults otherwise (weight_decay 0.01).
   AdamW(std::vector<Tensor> params, double lr) : AdamW(std::move(params), with_default_decay().lr(lr)) {}
   /// AdamOptions with PyTorch's AdamW default weight_decay of 0.01.
-  static AdamOptions with_default_decay() { return AdamOptions().weight_decay(0.01); }
+  static AdamOptions with_default_decay() { return AdamWOptions(); }
 };
 
 }  // namespace locus::optim

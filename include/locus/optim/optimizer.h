@@ -12,6 +12,7 @@ LOCUS_API_BEGIN
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -137,6 +138,10 @@ struct AdamFamilyOptions : CommonOptions<Derived> {
     beta1_ = beta1, beta2_ = beta2;
     return static_cast<Derived&>(*this);
   }
+  /// Both betas as a tuple, as LibTorch's `betas(std::make_tuple(0.5, 0.999))`.
+  Derived& betas(const std::tuple<double, double>& both) { return betas(std::get<0>(both), std::get<1>(both)); }
+  /// Both betas, as LibTorch's getter.
+  std::tuple<double, double> betas() const { return {beta1_, beta2_}; }
   /// Calls f(name, member) for every option (OptimizerCloneableOptions).
   template <typename F>
   void for_each_option(F&& f) {
