@@ -59,3 +59,19 @@ install(CODE [[
 ]] ALL_COMPONENTS)
 
 include(cmake/LocusPackaging.cmake)
+
+# The LibTorch compatibility package (compat/torch, docs/libtorch.md): the torch/, ATen/ and c10/
+# headers and a TorchConfig.cmake, in a prefix of their own under share/locus/torch so that no
+# default search path finds them: a program opts in with
+# -DCMAKE_PREFIX_PATH=<prefix>/share/locus/torch (or -DTorch_DIR=<that>/share/cmake/Torch).
+set(LOCUS_TORCH_PREFIX ${CMAKE_INSTALL_DATADIR}/locus/torch)
+set(LOCUS_TORCH_API_VERSION 2.5.0)  # the LibTorch whose C++ frontend the spellings follow
+set(LOCUS_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Locus)
+set(TORCH_COMPAT_INCLUDE_DIR ${LOCUS_TORCH_PREFIX}/include)
+install(DIRECTORY compat/torch/include/ DESTINATION ${TORCH_COMPAT_INCLUDE_DIR} COMPONENT dev)
+configure_package_config_file(compat/torch/TorchConfig.cmake.in ${PROJECT_BINARY_DIR}/torch/TorchConfig.cmake
+  INSTALL_DESTINATION ${LOCUS_TORCH_PREFIX}/share/cmake/Torch
+  PATH_VARS LOCUS_CONFIG_DIR TORCH_COMPAT_INCLUDE_DIR)
+configure_file(compat/torch/TorchConfigVersion.cmake.in ${PROJECT_BINARY_DIR}/torch/TorchConfigVersion.cmake @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/torch/TorchConfig.cmake ${PROJECT_BINARY_DIR}/torch/TorchConfigVersion.cmake
+  DESTINATION ${LOCUS_TORCH_PREFIX}/share/cmake/Torch COMPONENT dev)

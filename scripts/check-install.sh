@@ -4,7 +4,10 @@
 #     run against it with the CUDA toolkit hidden (a clean environment, /usr/local/cuda on no
 #     search path, find_package(CUDAToolkit) disabled); ldd of the consumer must list no CUDA
 #     library, and the consumer checks its own /proc/self/maps.
-#  2. The Debian packages (scripts/package.sh) installed with `apt-get install ./*.deb`; the
+#  2. The LibTorch compatibility package (compat/torch) in build/install: the LibTorch-style
+#     programs of tests/libtorch configured with find_package(Torch), built and run (a CNN on the
+#     MNIST loader, a GAN checkpointed and restored, a custom dataset).
+#  3. The Debian packages (scripts/package.sh) installed with `apt-get install ./*.deb`; the
 #     consumer built against them through CMake and through pkg-config, and run; `locus info` run
 #     from /usr/bin; the packages removed again.
 set -euo pipefail
@@ -31,7 +34,19 @@ check_no_cuda build/consumer/consumer
 check_no_cuda build/install/bin/locus
 echo "consumer of build/install: built and ran without the CUDA toolkit; ldd lists no CUDA library"
 
-# ---- 2. the Debian packages ------------------------------------------------------------------------
+# ---- 2. LibTorch programs through the compatibility package -------------------------------------
+rm -rf build/libtorch-programs
+mkdir -p build/libtorch-programs/checkpoints
+"${no_cuda_env[@]}" cmake -S tests/libtorch -B build/libtorch-programs -G Ninja \
+  -DCMAKE_PREFIX_PATH="$PWD/build/install/share/locus/torch" "${no_cuda_cmake[@]}" >/dev/null
+"${no_cuda_env[@]}" cmake --build build/libtorch-programs >/dev/null
+fashion=/usr/share/datasets/fashion-mnist
+"${no_cuda_env[@]}" build/libtorch-programs/mnist_cnn "$fashion" 300 | tail -1
+"${no_cuda_env[@]}" build/libtorch-programs/gan_checkpoint "$fashion" build/libtorch-programs/checkpoints 20 | tail -1
+"${no_cuda_env[@]}" build/libtorch-programs/custom_dataset | tail -1
+echo "LibTorch programs (tests/libtorch): configured with find_package(Torch), built and ran"
+
+# ---- 3. the Debian packages ------------------------------------------------------------------------
 [ "${LOCUS_SKIP_DEBS:-0}" = 1 ] && exit 0
 scripts/package.sh
 sudo_cmd=""
