@@ -56,19 +56,19 @@ TEST_P(NnOnEachDevice, LossOptionsFollowPyTorch) {
   const Tensor x = tensor(std::vector<double>{1, 2, 3, 1, 0, 0, 0.5, -1, 2}, Shape{3, 3}).to(dev());
   const Tensor t = tensor({2L, -100L, 0L}).to(dev());
   EXPECT_NEAR(nn::functional::cross_entropy(x, t).item<double>(), 1.0744586305507688, 1e-12);
-  EXPECT_NEAR(nn::functional::cross_entropy(x, t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
-  expect_close(nn::functional::cross_entropy(x, t, {nn::Reduction::None}), {0.4076059644443804, 0.0, 1.7413112966571571}, 1e-12, 1e-12);
-  EXPECT_NEAR(nn::functional::nll_loss(log_softmax(x, 1), t, {nn::Reduction::Sum}).item<double>(), 2.1489172611015377, 1e-12);
-  EXPECT_THROW(nn::functional::cross_entropy(x, t, {nn::Reduction::Mean, 0}).item<double>(), IndexError);  // -100 is a class then
+  EXPECT_NEAR(nn::functional::cross_entropy(x, t, nn::ClassLossOptions(nn::Reduction::Sum)).item<double>(), 2.1489172611015377, 1e-12);
+  expect_close(nn::functional::cross_entropy(x, t, nn::ClassLossOptions(nn::Reduction::None)), {0.4076059644443804, 0.0, 1.7413112966571571}, 1e-12, 1e-12);
+  EXPECT_NEAR(nn::functional::nll_loss(log_softmax(x, 1), t, nn::ClassLossOptions(nn::Reduction::Sum)).item<double>(), 2.1489172611015377, 1e-12);
+  EXPECT_THROW(nn::functional::cross_entropy(x, t, nn::ClassLossOptions(nn::Reduction::Mean, 0)).item<double>(), IndexError);  // -100 is a class then
   EXPECT_TRUE(std::isnan(nn::functional::cross_entropy(x, tensor({-100L, -100L, -100L}).to(dev())).item<double>()));
   const Tensor p = tensor(std::vector<double>{0.2, 0.3, 0.5, 1, 0, 0, 0, 0.5, 0.5}, Shape{3, 3}).to(dev());
   EXPECT_NEAR(nn::functional::cross_entropy(x, p).item<double>(), 1.133453991677863, 1e-12);
-  expect_close(nn::functional::cross_entropy(x, p, {nn::Reduction::None}), {1.1076059644443805, 0.5514447139320511, 1.7413112966571571}, 1e-12, 1e-12);
+  expect_close(nn::functional::cross_entropy(x, p, nn::ClassLossOptions(nn::Reduction::None)), {1.1076059644443805, 0.5514447139320511, 1.7413112966571571}, 1e-12, 1e-12);
   EXPECT_NEAR(nn::functional::cross_entropy(tensor({1.0, 2.0, 3.0}, kFloat64).to(dev()), tensor(2L).to(dev())).item<double>(), 0.4076059644443804, 1e-12);
   const Tensor x4 = (arange(24, TensorOptions().dtype(kFloat64)) / 10).reshape({2, 3, 2, 2}).to(dev());
   const Tensor t4 = tensor({0L, 1L, 2L, 0L, 1L, 1L, 2L, 2L}).reshape({2, 2, 2}).to(dev());
   EXPECT_NEAR(nn::functional::cross_entropy(x4, t4).item<double>(), 1.101250513728494, 1e-12);
-  EXPECT_EQ(nn::functional::cross_entropy(x4, t4, {nn::Reduction::None}).shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(nn::functional::cross_entropy(x4, t4, nn::ClassLossOptions(nn::Reduction::None)).shape(), (Shape{2, 2, 2}));
   Tensor xg = x.detach().clone().requires_grad_();
   nn::functional::cross_entropy(xg, t).backward();
   expect_close(xg.grad(), {0.04501528658519022, 0.12236423552739882, -0.1673795221125891, 0, 0, 0, -0.41235480392998164,

@@ -60,7 +60,7 @@ std::shared_ptr<nn::LinearImpl> linear_at(const nn::Sequential& s, size_t i) {
   return std::dynamic_pointer_cast<nn::LinearImpl>((*s)[i]);
 }
 
-std::vector<std::string> names(const std::vector<nn::NamedTensor>& list) {
+std::vector<std::string> names(const OrderedDict<std::string, Tensor>& list) {
   std::vector<std::string> out;
   for (const auto& [name, t] : list) out.push_back(name);
   return out;
