@@ -106,7 +106,7 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   EXPECT_EQ(plain.size(), 3);
   std::vector<int64_t> sizes;
   std::vector<double> seen;
-  for (const data::Example& b : plain) {
+  for (const data::Example<>& b : plain) {
     sizes.push_back(b.data.size(0));
     for (double v : values(b.target)) seen.push_back(v);
   }
@@ -120,7 +120,7 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
     std::vector<std::vector<double>> out;
     for (int e = 0; e < epochs; ++e) {
       std::vector<double> order;
-      for (const data::Example& b : loader) {
+      for (const data::Example<>& b : loader) {
         EXPECT_EQ(b.data.size(0), 4);
         EXPECT_EQ(values(b.data.view({-1})), values(b.target));  // rows stay paired
         for (double v : values(b.target)) order.push_back(v);
@@ -133,12 +133,12 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   EXPECT_EQ(a[0].size(), 8u);
   EXPECT_NE(a[0], a[1]);  // a new permutation each epoch
   EXPECT_EQ(epoch_order(o, 2), a);  // same seed, same orders
-  o.num_workers(3);
+  o.workers(3);
   EXPECT_EQ(epoch_order(o, 2), a);  // workers change nothing but speed
   o.device(Device("sim:1"));
   o.pin_memory(true);
   data::DataLoader on_device(ds, o);
-  for (const data::Example& b : on_device) {
+  for (const data::Example<>& b : on_device) {
     EXPECT_EQ(b.data.device(), Device("sim:1"));
     EXPECT_EQ(b.target.device(), Device("sim:1"));
   }
