@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -282,6 +285,62 @@ TEST(TorchData, EarlyBreakAndDestructionJoin) {
     EXPECT_EQ(it->target[0].item<int64_t>(), 0);
   }  // the loader is destroyed with its workers mid-epoch
   EXPECT_LT(made.load(), 3000);
+}
+
+// get(1) waits until the gate opens; every other example is ready at once.
+struct Gated : datasets::Dataset<Gated> {
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  data::Example<> get(size_t index) override {
+    if (index == 1) {
+      std::unique_lock lock(gate->mutex);
+      gate->cv.wait(lock, [&] { return gate->open; });
+    }
+    return {tensor(static_cast<int64_t>(index)), tensor(static_cast<int64_t>(index))};
+  }
+  std::optional<size_t> size() const override { return 3; }
+};
+
+TEST(TorchData, TimeoutThrowsAndTheNextStepWaitsAgain) {
+  Gated ds;
+  const std::shared_ptr<Gated::Gate> gate = ds.gate;
+  auto loader = data::make_data_loader<samplers::SequentialSampler>(
+      ds.map(transforms::Stack<>()),
+      data::DataLoaderOptions(1).workers(1).max_jobs(1).timeout(std::chrono::milliseconds(50)));
+  // A loaded machine may not make batch 0 within the timeout; begin() then starts over. With
+  // max_jobs 1 the worker never starts batch 1 before it is asked for, so starting over (which
+  // joins the worker) cannot wait on the closed gate.
+  std::optional<decltype(loader->begin())> first;
+  while (!first) {
+    try {
+      first = loader->begin();
+    } catch (const Error&) {
+    }
+  }
+  auto it = *first;
+  EXPECT_EQ(it->target.item<int64_t>(), 0);
+  // Batch 1 cannot be ready: its get() waits for the gate, which only this thread opens.
+  EXPECT_THROW(++it, Error);
+  {
+    std::lock_guard lock(gate->mutex);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  std::vector<int64_t> rest;
+  for (;;) {
+    try {
+      ++it;
+    } catch (const Error&) {
+      continue;  // the timeout may pass again on a loaded machine before the batch is made
+    }
+    if (it == loader->end()) break;
+    rest.push_back(it->target.item<int64_t>());
+  }
+  EXPECT_EQ(rest, (std::vector<int64_t>{1, 2}));
 }
 
 }  // namespace
