@@ -10,15 +10,15 @@
 #include "locus/errors.h"
 
 // Note [DataLoader pipeline]
-// An epoch fixes its batches up front (the order is a function of seed and epoch only, so a
-// run is reproducible whatever the thread timing). Workers, if any, assemble batches (and pin
-// them) into a ring of max_jobs slots at most that many batches ahead of the consumer, which
-// takes them strictly in order: locus::detail::OrderedWorkers (src/data/workers.cpp), the engine that
-// make_data_loader's StatelessDataLoader runs on too. That loader has no batch list: its
-// workers draw each job's request from the sampler, one at a time and in job order, under the
-// engine's lock, so the order is the sampler's whatever the timing. With a target device, the iterating thread starts the copy of batch
-// k+1 (non_blocking, so from pinned memory it overlaps the work on batch k) before handing out
-// batch k.
+// An epoch fixes its batches up front (the order is a function of seed and epoch only, so a run
+// is reproducible whatever the thread timing). Workers, if any, assemble batches (and pin them)
+// into a ring of max_jobs slots at most that many batches ahead of the consumer, which takes them
+// strictly in order: locus::detail::OrderedWorkers (src/data/workers.cpp), the engine that
+// make_data_loader's StatelessDataLoader runs on too. That loader has no batch list: its workers
+// draw each job's request from the sampler, one at a time and in job order, under the engine's
+// lock, so the order is the sampler's whatever the timing. With a target device, the iterating
+// thread starts the copy of batch k+1 (non_blocking, so from pinned memory it overlaps the work
+// on batch k) before handing out batch k.
 
 namespace locus::data {
 
@@ -88,7 +88,9 @@ DataLoader::Iterator DataLoader::begin() {
     Epoch* e = run.get();
     run->workers = std::make_unique<locus::detail::OrderedWorkers>(
         options_.workers(), window, [e](size_t k) { return k < e->batches.size(); },
-        [this, e](size_t, size_t k) { e->slots[k % e->slots.size()] = assemble(*dataset_, e->batches[k], options_.pin_memory()); },
+        [this, e](size_t, size_t k) {
+          e->slots[k % e->slots.size()] = assemble(*dataset_, e->batches[k], options_.pin_memory());
+        },
         options_.timeout());
   }
   run_ = std::move(run);

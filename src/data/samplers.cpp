@@ -29,7 +29,8 @@ std::optional<std::vector<size_t>> take(size_t* next, size_t count, size_t batch
 void check_replicas(const char* who, size_t num_replicas, size_t rank) {
   if (num_replicas == 0) throw ValueError(std::string(who) + ": num_replicas must be at least 1");
   if (rank >= num_replicas)
-    throw ValueError(std::string(who) + ": rank " + std::to_string(rank) + " is not in [0, " + std::to_string(num_replicas) + ")");
+    throw ValueError(std::string(who) + ": rank " + std::to_string(rank) + " is not in [0, " + std::to_string(num_replicas) +
+                     ")");
 }
 
 }  // namespace
