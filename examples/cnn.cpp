@@ -43,7 +43,7 @@ class NetImpl : public nn::Module {
 LOCUS_MODULE(Net);
 
 // `count` images [count, 1, 16, 16] and their quadrant labels.
-data::Example squares(int64_t count) {
+data::Example<> squares(int64_t count) {
   const Tensor y = randint(0, 4, {count});
   Tensor x = mul(randn({count, 1, 16, 16}), 0.3);
   const std::vector<int64_t> labels = y.to_vector<int64_t>();
@@ -63,14 +63,14 @@ void example() {
   auto model = Net();
   model->to(device);  // model = Net().to(device)
   std::cout << model << "\n";
-  const data::Example train = squares(1024), test = squares(256);
+  const data::Example<> train = squares(1024), test = squares(256);
   data::DataLoader loader(std::make_shared<data::TensorDataset>(train.data, train.target),
                           data::DataLoaderOptions(64).shuffle(true).pin_memory(device.is_cuda()));
   optim::Adam optimizer(model->parameters(), optim::AdamOptions(1e-2));
   for (int epoch = 1; epoch <= 3; ++epoch) {
     model->train();  // batch statistics, dropout on
     Tensor loss;
-    for (const data::Example& batch : loader) {
+    for (const data::Example<>& batch : loader) {
       const Tensor xb = batch.data.to(device, /*non_blocking=*/true), yb = batch.target.to(device, /*non_blocking=*/true);
       loss = nn::functional::cross_entropy(model(xb), yb);
       optimizer.zero_grad();

@@ -70,7 +70,7 @@ bool train(locus::Device device, int rank, int world) {
   for (int epoch = 0; epoch < 3; ++epoch) {
     sampler->set_epoch(static_cast<uint64_t>(epoch));  // a new shuffle each epoch, the same on every rank
     Tensor total = zeros({}, TensorOptions().device(device));
-    for (const data::Example& batch : loader) {
+    for (const data::Example<>& batch : loader) {
       opt.zero_grad();
       const Tensor loss = nn::functional::cross_entropy(ddp(batch.data), batch.target);
       loss.backward();  // gradients are averaged over the ranks during backward

@@ -16,7 +16,7 @@ void example() {
   data::DataLoader dataloader(dataset, data::DataLoaderOptions(32).shuffle(true));
   nn::MSELoss criterion;                         // criterion = nn.MSELoss()
   optim::SGD optimizer(model->parameters(), 0.1);  // optim.SGD(model.parameters(), lr=0.1)
-  for (const data::Example& batch : dataloader) {
+  for (const data::Example<>& batch : dataloader) {
     const Tensor batch_x = batch.data.to(device);    // batch_x = batch_x.to(device)
     const Tensor batch_y = batch.target.to(device);  // batch_y = batch_y.to(device)
     const Tensor output = model(batch_x);            // output = model(batch_x)

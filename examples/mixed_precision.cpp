@@ -36,7 +36,7 @@ void example() {
   double first = 0, last = 0;
   DType logits_dtype = kFloat32, loss_dtype = kFloat32;
   for (int epoch = 0; epoch < 4; ++epoch)
-    for (const data::Example& batch : train_loader) {
+    for (const data::Example<>& batch : train_loader) {
       const Tensor xb = batch.data.to(device, /*non_blocking=*/true);
       const Tensor yb = batch.target.to(device, /*non_blocking=*/true);
       Tensor logits, loss;

@@ -32,7 +32,7 @@ void example() {
   }
   auto dataset = std::make_shared<data::TensorDataset>(randn({100, 2}), randn({100, 1}));
   data::DataLoader dataloader(dataset, data::DataLoaderOptions().batch_size(32).shuffle(true));
-  for (const data::Example& batch : dataloader) {
+  for (const data::Example<>& batch : dataloader) {
     const Tensor inputs = batch.data.to(device);
     const Tensor labels = batch.target.to(device);
     const Tensor outputs = model(inputs);

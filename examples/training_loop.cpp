@@ -41,7 +41,7 @@ void example() {
   nn::CrossEntropyLoss loss_fn;                       // loss_fn = nn.CrossEntropyLoss()
   optim::Adam optimizer(model->parameters(), 0.01);  // optim.Adam(model.parameters(), lr=0.01)
   for (int epoch = 0; epoch < 3; ++epoch)
-    for (const data::Example& batch : train_loader) {
+    for (const data::Example<>& batch : train_loader) {
       const Tensor xb = batch.data.to(device, /*non_blocking=*/true);
       const Tensor yb = batch.target.to(device, /*non_blocking=*/true);
       const Tensor logits = model(xb);

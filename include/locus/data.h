@@ -1,6 +1,9 @@
 #pragma once
 /// \file data.h
-/// Datasets and the DataLoader (torch.utils.data), and the IDX (MNIST) file reader.
+/// Everything of the data pipeline: LibTorch's (torch::data: datasets, transforms, samplers,
+/// make_data_loader, under include/locus/data/), the type-erased Dataset and DataLoader with
+/// PyTorch's options, and the IDX (MNIST) file reader. Note [Two data loaders] in
+/// docs/design.md says why there are two loaders.
 
 #include "locus/export.h"
 LOCUS_API_BEGIN
@@ -12,38 +15,52 @@ LOCUS_API_BEGIN
 #include <string>
 #include <vector>
 
-#include "locus/arg.h"
+#include "locus/data/dataloader/stateless.h"
+#include "locus/data/dataloader_options.h"
+#include "locus/data/datasets/base.h"
+#include "locus/data/datasets/map.h"
+#include "locus/data/datasets/mnist.h"
+#include "locus/data/datasets/tensor.h"
+#include "locus/data/example.h"
+#include "locus/data/make_data_loader.h"
+#include "locus/data/samplers/base.h"
+#include "locus/data/samplers/distributed.h"
+#include "locus/data/samplers/random.h"
+#include "locus/data/samplers/sequential.h"
+#include "locus/data/transforms/base.h"
+#include "locus/data/transforms/collate.h"
+#include "locus/data/transforms/lambda.h"
+#include "locus/data/transforms/stack.h"
+#include "locus/data/transforms/tensor.h"
 #include "locus/data_sampler.h"
 #include "locus/tensor.h"
 
 namespace locus::data {
 
-/// One example, or a batch of them (leading batch dim).
-struct Example {
-  Tensor data;
-  Tensor target;
-};
-
-/// Indexed examples. Implementations must allow get() from several threads at once.
+/// The type-erased DataLoader's dataset: indexed examples whose batches are stacked Examples
+/// (PyTorch's map-style Dataset). Implementations must allow get() from several threads at
+/// once. LibTorch's pipeline has its own base, datasets::Dataset<Self>.
 class Dataset {
  public:
   virtual ~Dataset() = default;
   virtual int64_t size() const = 0;
   /// Example `index` (0 <= index < size(); IndexError otherwise).
-  virtual Example get(int64_t index) const = 0;
+  virtual Example<> get(int64_t index) const = 0;
   /// The examples at `indices`, stacked along a new first dim. The default stacks get(i).
-  virtual Example get_batch(const std::vector<int64_t>& indices) const;
+  virtual Example<> get_batch(const std::vector<int64_t>& indices) const;
 };
 
-/// Examples are rows of two tensors with the same first dim (torch TensorDataset).
+/// Examples are rows of two tensors with the same first dim: PyTorch's TensorDataset(data,
+/// targets), for the type-erased DataLoader. LibTorch's datasets::TensorDataset is the rows of
+/// one tensor, without targets.
 class TensorDataset : public Dataset {
  public:
   /// ShapeError when the first dims differ.
   TensorDataset(Tensor data, Tensor targets);
   int64_t size() const override { return data_.size(0); }
-  Example get(int64_t index) const override;
+  Example<> get(int64_t index) const override;
   /// One index_select per tensor: no per-example work.
-  Example get_batch(const std::vector<int64_t>& indices) const override;
+  Example<> get_batch(const std::vector<int64_t>& indices) const override;
   const Tensor& data() const noexcept { return data_; }
   const Tensor& targets() const noexcept { return targets_; }
 
@@ -63,31 +80,7 @@ std::shared_ptr<TensorDataset> load_mnist(const std::string& dir, bool train);
 /// Where Debian's dataset-fashion-mnist package installs the files.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
-/// How a DataLoader batches (torch.utils.data.DataLoader's arguments).
-struct DataLoaderOptions {
-  /// The batch size, positionally: `DataLoaderOptions(32).shuffle(true)`.
-  DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
-  /// Examples per batch.
-  LOCUS_ARG(int64_t, batch_size);
-  /// A new permutation every epoch, a function of (seed, epoch) only.
-  LOCUS_ARG(bool, shuffle) = false;
-  /// The seed of the shuffle.
-  LOCUS_ARG(uint64_t, seed) = 0;
-  /// Drops the last batch when it is smaller than batch_size.
-  LOCUS_ARG(bool, drop_last) = false;
-  /// Threads that assemble batches ahead of use (0: the iterating thread does it).
-  LOCUS_ARG(int, num_workers) = 0;
-  /// Batches in page-locked memory, so copies to a GPU can be asynchronous.
-  LOCUS_ARG(bool, pin_memory) = false;
-  /// Batches arrive already on this device, the next one copied (non_blocking) while the
-  /// current one is used.
-  LOCUS_ARG(std::optional<Device>, device);
-  /// The indices of each epoch, in order (DistributedSampler for a distributed job); instead
-  /// of shuffle, which must then be false (ValueError), as in PyTorch.
-  LOCUS_ARG(std::shared_ptr<const Sampler>, sampler);
-};
-
-/// Iterates a dataset in batches: `for (const Example& batch : loader) ...`. Each loop over it
+/// Iterates a dataset in batches: `for (const Example<>& batch : loader) ...`. Each loop over it
 /// is one epoch. One iteration at a time per loader.
 class DataLoader {
  public:
@@ -105,8 +98,8 @@ class DataLoader {
 
   class Iterator {
    public:
-    const Example& operator*() const { return loader_->current(); }
-    const Example* operator->() const { return &loader_->current(); }
+    const Example<>& operator*() const { return loader_->current(); }
+    const Example<>* operator->() const { return &loader_->current(); }
     Iterator& operator++() {
       loader_->advance();
       return *this;
@@ -125,7 +118,7 @@ class DataLoader {
 
  private:
   struct Epoch;
-  const Example& current() const;
+  const Example<>& current() const;
   void advance();
   bool exhausted() const noexcept;
   std::shared_ptr<const Dataset> dataset_;

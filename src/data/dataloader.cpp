@@ -1,58 +1,41 @@
 // The DataLoader. See Note [DataLoader pipeline].
 
 #include <algorithm>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
-#include <thread>
 
 #include "locus/autograd.h"
 #include "locus/data.h"
 #include "locus/errors.h"
 
 // Note [DataLoader pipeline]
-// An epoch fixes its batches up front (the order is a function of seed and epoch only, so a
-// run is reproducible whatever the thread timing). Workers, if any, assemble batches (and pin
-// them) into numbered slots at most `window` batches ahead of the consumer; the consumer takes
-// them strictly in order. With a target device, the iterating thread starts the copy of batch
-// k+1 (non_blocking, so from pinned memory it overlaps the work on batch k) before handing out
-// batch k.
+// An epoch fixes its batches up front (the order is a function of seed and epoch only, so a run
+// is reproducible whatever the thread timing). Workers, if any, assemble batches (and pin them)
+// into a ring of max_jobs slots at most that many batches ahead of the consumer, which takes them
+// strictly in order: locus::detail::OrderedWorkers (src/data/workers.cpp), the engine that
+// make_data_loader's StatelessDataLoader runs on too. That loader has no batch list: its workers
+// draw each job's request from the sampler, one at a time and in job order, under the engine's
+// lock, so the order is the sampler's whatever the timing. With a target device, the iterating
+// thread starts the copy of batch k+1 (non_blocking, so from pinned memory it overlaps the work
+// on batch k) before handing out batch k.
 
 namespace locus::data {
 
 struct DataLoader::Epoch {
   std::vector<std::vector<int64_t>> batches;
   size_t next_out = 0;  // index of the batch `current` holds
-  Example current, ahead;
+  Example<> current, ahead;
   bool has_ahead = false;
-  // Workers.
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<std::optional<Example>> slots;
-  size_t next_claim = 0;
-  size_t consumed = 0;
-  size_t window = 0;
-  bool stop = false;
-  std::exception_ptr error;
-  std::vector<std::thread> workers;
-
-  ~Epoch() {
-    {
-      std::lock_guard lock(mutex);
-      stop = true;
-    }
-    cv.notify_all();
-    for (auto& t : workers) t.join();
-  }
+  std::vector<std::optional<Example<>>> slots;      // the workers' ring of finished batches
+  std::unique_ptr<locus::detail::OrderedWorkers> workers;  // last, so it stops before the ring goes
 };
 
 namespace {
 
-Example assemble(const Dataset& dataset, const std::vector<int64_t>& indices, bool pin) {
+Example<> assemble(const Dataset& dataset, const std::vector<int64_t>& indices, bool pin) {
   NoGradGuard no_grad;
-  Example e = dataset.get_batch(indices);
+  Example<> e = dataset.get_batch(indices);
   if (pin) {
     if (e.data.is_cpu()) e.data = e.data.pin_memory();
     if (e.target.is_cpu()) e.target = e.target.pin_memory();
@@ -66,7 +49,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     : dataset_(std::move(dataset)), options_(options) {
   if (!dataset_) throw ValueError("DataLoader: the dataset is null");
   if (options_.batch_size() <= 0) throw ValueError("DataLoader: batch_size must be positive, got " + std::to_string(options_.batch_size()));
-  if (options_.num_workers() < 0) throw ValueError("DataLoader: num_workers must be >= 0");
+  if (options_.max_jobs() && *options_.max_jobs() == 0) throw ValueError("DataLoader: max_jobs must be positive");
   if (options_.sampler() && options_.shuffle())
     throw ValueError("DataLoader: sampler option is mutually exclusive with shuffle");
 }
@@ -99,30 +82,16 @@ DataLoader::Iterator DataLoader::begin() {
     if (options_.drop_last() && i + b > order.size()) break;
     run->batches.emplace_back(order.begin() + static_cast<long>(i), order.begin() + static_cast<long>(std::min(i + b, order.size())));
   }
-  if (options_.num_workers() > 0 && !run->batches.empty()) {
-    run->slots.resize(run->batches.size());
-    run->window = static_cast<size_t>(2 * options_.num_workers());
-    for (int w = 0; w < options_.num_workers(); ++w)
-      run->workers.emplace_back([this, e = run.get()] {
-        for (;;) {
-          size_t k;
-          {
-            std::unique_lock lock(e->mutex);
-            e->cv.wait(lock, [&] { return e->stop || e->next_claim >= e->batches.size() || e->next_claim < e->consumed + e->window; });
-            if (e->stop || e->next_claim >= e->batches.size()) return;
-            k = e->next_claim++;
-          }
-          try {
-            Example ex = assemble(*dataset_, e->batches[k], options_.pin_memory());
-            std::lock_guard lock(e->mutex);
-            e->slots[k] = std::move(ex);
-          } catch (...) {
-            std::lock_guard lock(e->mutex);
-            if (!e->error) e->error = std::current_exception();
-          }
-          e->cv.notify_all();
-        }
-      });
+  if (options_.workers() > 0 && !run->batches.empty()) {
+    const size_t window = options_.max_jobs().value_or(2 * options_.workers());
+    run->slots.resize(window);
+    Epoch* e = run.get();
+    run->workers = std::make_unique<locus::detail::OrderedWorkers>(
+        options_.workers(), window, [e](size_t k) { return k < e->batches.size(); },
+        [this, e](size_t, size_t k) {
+          e->slots[k % e->slots.size()] = assemble(*dataset_, e->batches[k], options_.pin_memory());
+        },
+        options_.timeout());
   }
   run_ = std::move(run);
   if (!run_->batches.empty()) {
@@ -133,25 +102,22 @@ DataLoader::Iterator DataLoader::begin() {
   return Iterator(this);
 }
 
-const Example& DataLoader::current() const { return run_->current; }
+const Example<>& DataLoader::current() const { return run_->current; }
 
 bool DataLoader::exhausted() const noexcept { return !run_ || run_->next_out >= run_->batches.size(); }
 
 void DataLoader::advance() {
   Epoch& e = *run_;
-  auto produce = [&](size_t k) -> Example {
-    Example ex;
-    if (e.workers.empty()) {
+  auto produce = [&](size_t k) -> Example<> {
+    Example<> ex;
+    if (!e.workers) {
       ex = assemble(*dataset_, e.batches[k], options_.pin_memory());
     } else {
-      std::unique_lock lock(e.mutex);
-      e.cv.wait(lock, [&] { return e.slots[k].has_value() || e.error; });
-      if (!e.slots[k]) std::rethrow_exception(e.error);
-      ex = std::move(*e.slots[k]);
-      e.slots[k].reset();
-      e.consumed = k + 1;
-      lock.unlock();
-      e.cv.notify_all();
+      // Batches are all known, so the engine's next job is batch k.
+      const std::optional<size_t> j = e.workers->next();
+      std::optional<Example<>>& slot = e.slots[*j % e.slots.size()];
+      ex = std::move(*slot);
+      slot.reset();
     }
     if (options_.device()) {
       NoGradGuard no_grad;
@@ -163,7 +129,7 @@ void DataLoader::advance() {
   const size_t k = e.next_out + 1;  // wraps from -1 to 0 when priming
   e.next_out = k;
   if (k >= e.batches.size()) {
-    e.current = Example();
+    e.current = Example<>();
     return;
   }
   e.current = e.has_ahead ? std::move(e.ahead) : produce(k);

@@ -9,10 +9,10 @@
 
 namespace locus::data {
 
-Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
+Example<> Dataset::get_batch(const std::vector<int64_t>& indices) const {
   std::vector<Tensor> data, targets;
   for (int64_t i : indices) {
-    Example e = get(i);
+    Example<> e = get(i);
     data.push_back(e.data);
     targets.push_back(e.target);
   }
@@ -29,14 +29,14 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data
   }
 }
 
-Example TensorDataset::get(int64_t index) const {
+Example<> TensorDataset::get(int64_t index) const {
   if (index < 0 || index >= size())
     throw IndexError("TensorDataset: index " + std::to_string(index) + " is out of range for " + std::to_string(size()) +
                      " examples");
   return {data_.select(0, index), targets_.select(0, index)};
 }
 
-Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
+Example<> TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   const Tensor idx = tensor(indices).to(data_.device());
   return {index_select(data_, 0, idx), index_select(targets_, 0, idx)};
 }

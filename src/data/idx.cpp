@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -131,23 +130,9 @@ Tensor read_idx(const std::string& path) {
 }
 
 std::shared_ptr<TensorDataset> load_mnist(const std::string& dir, bool train) {
-  const std::string prefix = dir + "/" + (train ? "train" : "t10k");
-  auto find = [&](const std::string& stem) {
-    for (const std::string& p : {prefix + stem + ".gz", prefix + stem})
-      if (std::filesystem::exists(p)) return p;
-    throw IOError("MNIST files not found: neither '" + prefix + stem + ".gz' nor '" + prefix + stem +
-                  "' exists (install Debian's dataset-fashion-mnist, or pass the directory that holds them)");
-  };
-  const Tensor images = read_idx(find("-images-idx3-ubyte"));
-  const Tensor labels = read_idx(find("-labels-idx1-ubyte"));
-  if (images.dim() != 3 || labels.dim() != 1 || images.size(0) != labels.size(0)) {
-    std::ostringstream os;
-    os << "MNIST files in '" << dir << "' disagree: images " << images.shape() << ", labels " << labels.shape();
-    throw IOError(os.str());
-  }
-  const int64_t n = images.size(0);
-  Tensor x = div(images.to(kFloat32), 255.0).view({n, images.size(1) * images.size(2)});
-  return std::make_shared<TensorDataset>(x, labels.to(kInt64));
+  const datasets::MNIST mnist(dir, train ? datasets::MNIST::Mode::kTrain : datasets::MNIST::Mode::kTest);
+  const int64_t n = mnist.images().size(0);
+  return std::make_shared<TensorDataset>(mnist.images().view({n, -1}), mnist.targets());
 }
 
 }  // namespace locus::data

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <set>
+#include <stdexcept>
 
 #include "tests/test_util.h"
 
@@ -106,7 +107,7 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   EXPECT_EQ(plain.size(), 3);
   std::vector<int64_t> sizes;
   std::vector<double> seen;
-  for (const data::Example& b : plain) {
+  for (const data::Example<>& b : plain) {
     sizes.push_back(b.data.size(0));
     for (double v : values(b.target)) seen.push_back(v);
   }
@@ -120,7 +121,7 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
     std::vector<std::vector<double>> out;
     for (int e = 0; e < epochs; ++e) {
       std::vector<double> order;
-      for (const data::Example& b : loader) {
+      for (const data::Example<>& b : loader) {
         EXPECT_EQ(b.data.size(0), 4);
         EXPECT_EQ(values(b.data.view({-1})), values(b.target));  // rows stay paired
         for (double v : values(b.target)) order.push_back(v);
@@ -133,16 +134,52 @@ TEST(DataLoader, BatchesShuffleDropLastAndWorkers) {
   EXPECT_EQ(a[0].size(), 8u);
   EXPECT_NE(a[0], a[1]);  // a new permutation each epoch
   EXPECT_EQ(epoch_order(o, 2), a);  // same seed, same orders
-  o.num_workers(3);
+  o.workers(3);
   EXPECT_EQ(epoch_order(o, 2), a);  // workers change nothing but speed
   o.device(Device("sim:1"));
   o.pin_memory(true);
   data::DataLoader on_device(ds, o);
-  for (const data::Example& b : on_device) {
+  for (const data::Example<>& b : on_device) {
     EXPECT_EQ(b.data.device(), Device("sim:1"));
     EXPECT_EQ(b.target.device(), Device("sim:1"));
   }
   EXPECT_THROW(data::DataLoader(ds, {0}), ValueError);
+}
+
+// Example i is {i, i}; get(throw_at) throws.
+class Throwing : public data::Dataset {
+ public:
+  explicit Throwing(int64_t throw_at) : throw_at_(throw_at) {}
+  int64_t size() const override { return 12; }
+  data::Example<> get(int64_t index) const override {
+    if (index == throw_at_) throw std::out_of_range("bad row " + std::to_string(index));
+    return {tensor(index), tensor(index)};
+  }
+
+ private:
+  int64_t throw_at_;
+};
+
+TEST(DataLoader, WorkersRethrowInOrderAndStopOnDestruction) {
+  for (const size_t workers : {0u, 2u}) {
+    data::DataLoader loader(std::make_shared<Throwing>(5), data::DataLoaderOptions(2).workers(workers).max_jobs(3));
+    std::vector<double> firsts;
+    try {
+      for (const data::Example<>& b : loader) firsts.push_back(values(b.target)[0]);
+      FAIL() << "no exception";
+    } catch (const std::out_of_range& e) {
+      EXPECT_STREQ(e.what(), "bad row 5");
+    }
+    EXPECT_EQ(firsts, (std::vector<double>{0, 2}));
+  }
+  data::DataLoader early(std::make_shared<Throwing>(-1), data::DataLoaderOptions(1).workers(3));
+  for (const data::Example<>& b : early)
+    if (values(b.target)[0] == 1) break;
+  for (const data::Example<>& b : early) {  // a new epoch abandons the last one
+    EXPECT_EQ(values(b.target)[0], 0);
+    break;
+  }
+  EXPECT_THROW(data::DataLoader(numbers(3), data::DataLoaderOptions(2).max_jobs(0)), ValueError);
 }
 
 TEST(DataLoader, FashionMnistWhenInstalled) {

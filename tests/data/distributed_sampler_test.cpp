@@ -55,7 +55,7 @@ TEST(DistributedSampler, DrivesADataLoader) {
   data::DataLoader loader(ds, data::DataLoaderOptions(3).sampler(sampler));
   EXPECT_EQ(loader.size(), 2);
   std::vector<double> seen;
-  for (const data::Example& b : loader)
+  for (const data::Example<>& b : loader)
     for (double v : testing::values(b.target)) seen.push_back(v);
   EXPECT_EQ(seen, (std::vector<double>{1, 4, 7, 0}));
   EXPECT_THROW(data::DataLoader(ds, data::DataLoaderOptions(3).sampler(sampler).shuffle(true)), ValueError);

@@ -167,7 +167,7 @@ double accuracy(const TrainArgs& a, nn::Module& model, const data::TensorDataset
   model.eval();
   data::DataLoader loader(std::make_shared<data::TensorDataset>(test), data::DataLoaderOptions(1000).device(device));
   Tensor correct = zeros({}, TensorOptions().dtype(kInt64).device(device));
-  for (const data::Example& b : loader) correct = add(correct, eq(argmax(model(model_input(a, b.data)), 1), b.target).sum());
+  for (const data::Example<>& b : loader) correct = add(correct, eq(argmax(model(model_input(a, b.data)), 1), b.target).sum());
   model.train();
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test.size());
 }
@@ -226,7 +226,7 @@ void run_train(const TrainArgs& a) {
   std::optional<nn::DistributedDataParallel> ddp;
   if (group) ddp.emplace(model, group);  // every rank starts from rank 0's weights
   auto opt = make_optimizer(a, model->parameters());
-  auto options = data::DataLoaderOptions(rank_batch).num_workers(a.workers).pin_memory(where.is_cuda()).device(where);
+  auto options = data::DataLoaderOptions(rank_batch).workers(a.workers).pin_memory(where.is_cuda()).device(where);
   std::shared_ptr<data::DistributedSampler> sampler;
   if (group) {
     sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions(ranks.size, ranks.rank).seed(a.seed));
@@ -247,7 +247,7 @@ void run_train(const TrainArgs& a) {
     auto last_print = t0;
     int64_t seen = 0;
     double shown_loss = 0;
-    for (const data::Example& batch : loader) {
+    for (const data::Example<>& batch : loader) {
       opt->zero_grad();
       Tensor loss;
       {
