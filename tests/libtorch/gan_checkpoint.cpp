@@ -30,8 +30,11 @@ struct GeneratorImpl : nn::Module {
     x = torch::relu(norm2(conv2(x)));
     return torch::tanh(conv3(x));
   }
-  nn::ConvTranspose2d conv1, conv2, conv3;
-  nn::BatchNorm2d norm1, norm2;
+  nn::ConvTranspose2d conv1;
+  nn::BatchNorm2d norm1;
+  nn::ConvTranspose2d conv2;
+  nn::BatchNorm2d norm2;
+  nn::ConvTranspose2d conv3;
 };
 TORCH_MODULE(Generator);
 
