@@ -31,6 +31,7 @@
 #include "locus/serialize.h"
 #include "src/core/regular_file.h"
 #include "src/serialize/checksum.h"
+#include "src/serialize/pytorch_checkpoint.h"
 #include "src/serialize/safetensors_header.h"
 #include "src/serialize/staged_reader.h"
 
@@ -176,6 +177,14 @@ OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Dev
   const uint64_t file_size = detail::regular_file_size(path, [&](const std::string& why) { fail(path, why); });
   File in(std::fopen(path.c_str(), "rb"));
   if (!in) fail(path, std::string("it cannot be opened: ") + std::strerror(errno));
+  // Told apart by content, not by name: torch.save writes .pt, .pth, .bin and .ckpt alike.
+  unsigned char head[16];
+  const size_t head_size = std::fread(head, 1, sizeof head, in.get());
+  if (serialize::is_pytorch_checkpoint(head, head_size)) {
+    in.reset();
+    return serialize::load_pytorch_checkpoint(path, map_location);
+  }
+  std::rewind(in.get());
   if (file_size < 8) fail(path, "truncated: shorter than the 8-byte header length");
   unsigned char len[8];
   read_exactly(in.get(), len, 8, path);
