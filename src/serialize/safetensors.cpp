@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -129,8 +130,11 @@ void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& pa
   for (const Tensor& h : hosts) crc = serialize::add_bytes(crc, h.data_ptr(), h.nbytes());
   std::ostringstream header;
   header << "{\"__metadata__\":{";
-  for (const char* key : serialize::kChecksumKeys)
-    header << (key == serialize::kChecksumKeys[0] ? "" : ",") << serialize::json_string(key) << ":\""
+  // By position, not by comparing the keys' pointers: a literal may live at two addresses (one
+  // per translation unit under ASan, which gives each its own redzone), and a comma then came
+  // before the first key.
+  for (size_t k = 0; k < std::size(serialize::kChecksumKeys); ++k)
+    header << (k ? "," : "") << serialize::json_string(serialize::kChecksumKeys[k]) << ":\""
            << serialize::hex32(crc) << "\"";
   header << "}";
   for (const TensorEntry& e : entries) {
