@@ -5,8 +5,8 @@ find_package(OpenMP REQUIRED)
 find_package(ZLIB REQUIRED)
 
 # libzip (Debian libzip-dev) opens PyTorch's zip checkpoints (src/serialize/pytorch_checkpoint.cpp).
-# Linked by path, like OpenBLAS: Debian's libzip CMake package leaves its own static dependencies
-# unresolved, and a consumer of a static libLocus then needs only this one path.
+# Linked by path, like OpenBLAS, so a consumer of a static libLocus needs the library's path
+# (LocusConfig.cmake, locus.pc), not libzip's own CMake files.
 find_library(LOCUS_ZIP_LIBRARY NAMES zip REQUIRED)
 find_path(LOCUS_ZIP_INCLUDE zip.h REQUIRED)
 add_library(Locus::zip INTERFACE IMPORTED)
