@@ -5,42 +5,20 @@ what the test compares them with, into tests/serialize/pytorch_checkpoints/.
 Run with Debian's python3-torch (1.13):  /usr/bin/python3 tests/serialize/make_pytorch_checkpoints.py
 The outputs are committed (a few KB), so the test needs no PyTorch. Every checkpoint is written
 by torch.save itself; each *_expected.safetensors holds the same tensors, contiguous, written by
-the small safetensors writer below (no safetensors package needed), so the C++ test compares
+scripts/reference/safetensors_io.py (no safetensors package needed), so the C++ test compares
 Locus's reading of torch's pickle with Locus's independent safetensors reader.
 """
-import json
 import os
-import struct
+import sys
 
 import torch
 from torch import nn
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytorch_checkpoints")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "reference"))
+from safetensors_io import save_safetensors  # noqa: E402  (the reference scripts' writer)
 
-DTYPE_NAMES = {
-    torch.bool: "BOOL", torch.uint8: "U8", torch.int8: "I8", torch.int16: "I16", torch.int32: "I32",
-    torch.int64: "I64", torch.float16: "F16", torch.bfloat16: "BF16", torch.float32: "F32", torch.float64: "F64",
-}
-
-
-def tensor_bytes(t):
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the same bits as int16
-        t = t.view(torch.int16)
-    return t.numpy().tobytes()
-
-
-def write_safetensors(tensors, path):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        data = tensor_bytes(t)
-        header[name] = {"dtype": DTYPE_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+OUT = os.path.join(HERE, "pytorch_checkpoints")
 
 
 def flatten(d, prefix=""):
@@ -56,7 +34,7 @@ def flatten(d, prefix=""):
 
 def save_pair(obj, stem):
     torch.save(obj, os.path.join(OUT, stem + ".pt"))
-    write_safetensors(flatten(obj), os.path.join(OUT, stem + "_expected.safetensors"))
+    save_safetensors(flatten(obj), os.path.join(OUT, stem + "_expected.safetensors"))
 
 
 def main():
@@ -74,7 +52,7 @@ def main():
     with torch.no_grad():
         y = model(x)
     save_pair(model.state_dict(), "sequential")
-    write_safetensors({"input": x, "output": y}, os.path.join(OUT, "sequential_forward.safetensors"))
+    save_safetensors({"input": x, "output": y}, os.path.join(OUT, "sequential_forward.safetensors"))
 
     # One entry per dtype and per kind of view.
     base = torch.arange(12, dtype=torch.float32)
