@@ -10,6 +10,7 @@ Locus's reading of torch's pickle with Locus's independent safetensors reader.
 """
 import os
 import sys
+import zipfile
 
 import torch
 from torch import nn
@@ -80,6 +81,12 @@ def main():
     # A training checkpoint: the state_dict under "model" beside numbers, a string and a list.
     small = nn.Linear(2, 2)
     save_pair({"model": small.state_dict(), "epoch": 3, "name": "x", "losses": [0.5, 0.25], "best": None}, "nested")
+
+    # The same archive with its members deflated (torch stores them; other zip tools may not).
+    with zipfile.ZipFile(os.path.join(OUT, "nested.pt")) as stored, \
+            zipfile.ZipFile(os.path.join(OUT, "nested_deflated.pt"), "w", zipfile.ZIP_DEFLATED) as deflated:
+        for info in stored.infolist():
+            deflated.writestr(info.filename, stored.read(info.filename))
 
     # torch < 1.6's format, which the loader refuses with advice.
     torch.save({"w": torch.ones(2)}, os.path.join(OUT, "legacy.pt"), _use_new_zipfile_serialization=False)

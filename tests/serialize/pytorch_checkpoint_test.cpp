@@ -99,6 +99,10 @@ TEST(PytorchCheckpoint, NestedDictsFlattenAndOtherValuesAreSkipped) {
   EXPECT_EQ(got.size(), 2u);  // epoch, name, losses and best are not tensors
 }
 
+TEST(PytorchCheckpoint, DeflatedMembers) {
+  expect_same(load(fixture("nested_deflated.pt")), load(fixture("nested_expected.safetensors")));
+}
+
 TEST(PytorchCheckpoint, DetectedByContentNotByName) {
   const std::string path = temp_path("model.safetensors");
   write_file(path, read_file(fixture("sequential.pt")));
@@ -152,6 +156,17 @@ TEST(PytorchCheckpoint, TheTestsZipWriterMakesLoadableCheckpoints) {
   EXPECT_EQ(got.at("w").shape(), Shape{3});
   EXPECT_EQ(got.at("w").data_ptr<float>()[0], 2.0f);
   EXPECT_EQ(got.at("w").data_ptr<float>()[2], 4.0f);
+}
+
+TEST(PytorchCheckpoint, ABigEndianCheckpointIsByteSwapped) {
+  // 1.0f, 2.0f, 3.0f, 4.0f as a big-endian machine's torch.save stores them.
+  const std::string big("\x3f\x80\0\0\x40\0\0\0\x40\x40\0\0\x40\x80\0\0", 16);
+  const std::string path = temp_path("big.pt");
+  write_file(path, zip({{"archive/data.pkl", tensor_pickle("0", 4, 0, 4)}, {"archive/byteorder", "big"}, {"archive/data/0", big}}));
+  const auto got = load(path);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got.at("w").data_ptr<float>()[i], static_cast<float>(i + 1));
+  expect_refused(zip({{"archive/data.pkl", tensor_pickle("0", 4, 0, 4)}, {"archive/byteorder", "middle"}, {"archive/data/0", big}}),
+                 "byteorder is 'middle', not 'little' or 'big'");
 }
 
 TEST(PytorchCheckpoint, ATruncatedFile) {
