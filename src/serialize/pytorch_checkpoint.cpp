@@ -45,8 +45,9 @@ constexpr unsigned char kZipMagic[] = {'P', 'K', 3, 4};
 // The legacy format opens with pickle protocol 2 and LONG1 of torch's magic number 0x1950a86a20f9469cfc6c.
 constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
-// data.pkl describes tensors, not data: even a model of a billion parameters pickles to a few MB.
-constexpr uint64_t kMaxPickleBytes = uint64_t{1} << 30;
+// data.pkl describes tensors, not data: ~150 bytes a tensor, so a model of 10,000 tensors pickles
+// to ~2 MB. The cap bounds the unpickler's objects (one an opcode at most) for a hostile file.
+constexpr uint64_t kMaxPickleBytes = uint64_t{64} << 20;
 // Dicts nested deeper than this are a malformed (or cyclic) pickle, not a checkpoint.
 constexpr int kMaxDepth = 64;
 
