@@ -4,6 +4,15 @@
 find_package(OpenMP REQUIRED)
 find_package(ZLIB REQUIRED)
 
+# libzip (Debian libzip-dev) opens PyTorch's zip checkpoints (src/serialize/pytorch_checkpoint.cpp).
+# Linked by path, like OpenBLAS, so a consumer of a static libLocus needs the library's path
+# (LocusConfig.cmake, locus.pc), not libzip's own CMake files.
+find_library(LOCUS_ZIP_LIBRARY NAMES zip REQUIRED)
+find_path(LOCUS_ZIP_INCLUDE zip.h REQUIRED)
+add_library(Locus::zip INTERFACE IMPORTED)
+target_link_libraries(Locus::zip INTERFACE ${LOCUS_ZIP_LIBRARY})
+target_include_directories(Locus::zip INTERFACE ${LOCUS_ZIP_INCLUDE})
+
 # Debian ships OpenBLAS in several threading flavours behind one alternative; Locus links the
 # OpenMP one by path and records the path in RUNPATH so the loader cannot swap in another.
 find_library(LOCUS_OPENBLAS_LIBRARY NAMES openblas

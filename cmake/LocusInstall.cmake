@@ -31,7 +31,7 @@ install(FILES ${PROJECT_BINARY_DIR}/LocusConfig.cmake ${PROJECT_BINARY_DIR}/Locu
 # lists what it was linked with.
 set(LOCUS_PC_PRIVATE_LIBS "")
 if(NOT BUILD_SHARED_LIBS)
-  set(LOCUS_PC_PRIVATE_LIBS "${LOCUS_OPENBLAS_LIBRARY} -fopenmp -lz -ldl")
+  set(LOCUS_PC_PRIVATE_LIBS "${LOCUS_OPENBLAS_LIBRARY} ${LOCUS_ZIP_LIBRARY} -fopenmp -lz -ldl")
   if(LOCUS_WITH_DNNL)
     string(APPEND LOCUS_PC_PRIVATE_LIBS " ${LOCUS_DNNL_LIBRARY}")
   endif()

@@ -4,7 +4,7 @@
 #   liblocus-dev     headers, the CMake package, locus.pc, the liblocus.so link
 #   locus-tools      the `locus` command
 # liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo,
-# zlib); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
+# zlib, libzip); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
 # cuda-libraries / libnccl2 packages from NVIDIA's repository), which Debian does not carry, so
 # liblocus-cuda0 recommends them rather than depending on them: without them
 # cuda::is_available() is false and `locus info` names the library that is missing.

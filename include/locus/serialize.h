@@ -1,6 +1,7 @@
 #pragma once
 /// \file serialize.h
-/// Saving and loading named tensors in the safetensors format (readable by other tools).
+/// Saving and loading named tensors in the safetensors format (readable by other tools), and
+/// loading PyTorch's own checkpoints (torch.save's .pt/.pth/.bin).
 
 #include "locus/export.h"
 LOCUS_API_BEGIN
@@ -22,8 +23,23 @@ namespace locus {
 /// new one, also when several processes save to it at once. IOError naming the path on failure;
 /// ValueError for an undefined tensor or the name `__metadata__`.
 void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path);
-/// Reads a safetensors file onto `map_location` (cpu by default), in the order of the file's
-/// header. Every tensor is allocated on `map_location` before any data is read, so a checkpoint
+/// Reads a safetensors file or a PyTorch checkpoint onto `map_location` (cpu by default), told
+/// apart by content, not by the file's name.
+///
+/// A PyTorch checkpoint is what `torch.save(model.state_dict(), path)` writes (the zip format,
+/// torch >= 1.6), read as `torch.load(path, weights_only=True)` reads it: its pickle runs on an
+/// allow-list unpickler that executes nothing, so a hostile file is an IOError naming the opcode
+/// or global it refused ("refuses global 'os.system'"). The saved object must be a dict; nested
+/// dicts flatten with "." (`{"model": sd, "epoch": 3}` gives "model.fc.weight"), values that are
+/// not tensors (numbers, strings, lists) are skipped, and the names keep the pickle's order. Every
+/// tensor arrives contiguous and owns its data: views (transposed, offset) are materialised and
+/// tensors sharing one storage (tied weights) become equal copies. All ten Locus dtypes load;
+/// big-endian files are byte-swapped. IOError for a truncated or damaged archive, a missing
+/// storage, a view outside its storage or one that repeats its elements (a saved expand(): save
+/// a clone), and for torch < 1.6's legacy format, with how to re-save it. Its storages pass
+/// through host memory one at a time.
+///
+/// A safetensors file loads in the order of its header. Every tensor is allocated on `map_location` before any data is read, so a checkpoint
 /// too large for the device is an OutOfMemoryError naming that device, and the data then streams
 /// through a bounded host buffer (16 MiB at most), never a host copy of the checkpoint. IOError
 /// naming the file and the problem for a path that is not a readable regular file, a truncated

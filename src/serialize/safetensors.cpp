@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "locus/serialize.h"
 #include "src/core/regular_file.h"
 #include "src/serialize/checksum.h"
+#include "src/serialize/pytorch_checkpoint.h"
 #include "src/serialize/safetensors_header.h"
 #include "src/serialize/staged_reader.h"
 
@@ -128,8 +130,11 @@ void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& pa
   for (const Tensor& h : hosts) crc = serialize::add_bytes(crc, h.data_ptr(), h.nbytes());
   std::ostringstream header;
   header << "{\"__metadata__\":{";
-  for (const char* key : serialize::kChecksumKeys)
-    header << (key == serialize::kChecksumKeys[0] ? "" : ",") << serialize::json_string(key) << ":\""
+  // By position, not by comparing the keys' pointers: a literal may live at two addresses (one
+  // per translation unit under ASan, which gives each its own redzone), and a comma then came
+  // before the first key.
+  for (size_t k = 0; k < std::size(serialize::kChecksumKeys); ++k)
+    header << (k ? "," : "") << serialize::json_string(serialize::kChecksumKeys[k]) << ":\""
            << serialize::hex32(crc) << "\"";
   header << "}";
   for (const TensorEntry& e : entries) {
@@ -176,6 +181,14 @@ OrderedDict<std::string, Tensor> load(const std::string& path, std::optional<Dev
   const uint64_t file_size = detail::regular_file_size(path, [&](const std::string& why) { fail(path, why); });
   File in(std::fopen(path.c_str(), "rb"));
   if (!in) fail(path, std::string("it cannot be opened: ") + std::strerror(errno));
+  // Told apart by content, not by name: torch.save writes .pt, .pth, .bin and .ckpt alike.
+  unsigned char head[16];
+  const size_t head_size = std::fread(head, 1, sizeof head, in.get());
+  if (serialize::is_pytorch_checkpoint(head, head_size)) {
+    in.reset();
+    return serialize::load_pytorch_checkpoint(path, map_location);
+  }
+  std::rewind(in.get());
   if (file_size < 8) fail(path, "truncated: shorter than the 8-byte header length");
   unsigned char len[8];
   read_exactly(in.get(), len, 8, path);
