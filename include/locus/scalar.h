@@ -37,6 +37,16 @@ class Scalar {
   double to_double() const noexcept { return kind_ == Kind::Float ? d_ : static_cast<double>(i_); }
   /// The value as int64 (floats truncate toward zero).
   int64_t to_int64() const noexcept { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
+  /// LibTorch's names for the conversions: `x.item().toFloat()`.
+  float toFloat() const noexcept { return to<float>(); }
+  /// As toFloat, to double.
+  double toDouble() const noexcept { return to_double(); }
+  /// As toFloat, to int (floats truncate toward zero).
+  int toInt() const noexcept { return to<int>(); }
+  /// As toFloat, to int64.
+  int64_t toLong() const noexcept { return to_int64(); }
+  /// As toFloat, to bool.
+  bool toBool() const noexcept { return to<bool>(); }
   /// The value converted to `T`, with Locus's float16/bfloat16 rounding.
   template <class T>
   T to() const noexcept {

@@ -22,6 +22,7 @@ LOCUS_API_BEGIN
 #include "locus/host_values.h"
 #include "locus/scalar.h"
 #include "locus/shape.h"
+#include "locus/tensor_accessor.h"
 #include "locus/tensor_options.h"
 
 namespace locus {
@@ -105,6 +106,8 @@ class Tensor {
   bool requires_grad() const { return impl()->requires_grad(); }
   /// Sets the flag in place (floating dtypes only, else DTypeError); returns *this.
   Tensor& requires_grad_(bool r = true);
+  /// LibTorch's set_requires_grad(r): requires_grad_(r).
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
   /// True when both handles refer to the same tensor object (Python's `is`).
   bool is_same(const Tensor& other) const noexcept { return impl_ == other.impl_; }
   /// True when both views share one buffer.
@@ -163,10 +166,23 @@ class Tensor {
   /// Untyped pointer to the first element on the tensor's own device; does not wait for
   /// pending copies (for passing to libraries that order work themselves).
   void* data_ptr() const { return impl()->data(); }
+  /// LibTorch's accessor: indexed access to a CPU tensor's elements (`a[i][j]`), through its
+  /// strides. DTypeError when T is not the dtype's type, ShapeError unless the tensor has N dims,
+  /// ValueError for a tensor that is not on the CPU.
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const& {
+    check_accessor(dtype_of<std::remove_const_t<T>>(), N);
+    return TensorAccessor<T, N>(data_ptr<std::remove_const_t<T>>(), sizes().data(), strides().data());
+  }
+  /// Refused on a temporary: the accessor would point into a destroyed tensor.
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
 
   // ---- autograd ---------------------------------------------------------------------------
   /// A view of the same data that does not require grad and is cut from the graph.
   Tensor detach() const;
+  /// LibTorch's data(): the values without the graph, sharing the buffer (detach()).
+  Tensor data() const { return detach(); }
   /// Back-propagates from this tensor through the recorded graph, adding gradients into the
   /// grad() of every leaf that requires grad, on the leaf's own device. Without `gradient` the
   /// tensor must hold one element (a loss); otherwise `gradient` has its shape. ValueError
@@ -545,6 +561,8 @@ class Tensor {
 
  private:
   [[noreturn]] static void throw_undefined();
+  // accessor()'s checks: dtype, number of dims, CPU.
+  void check_accessor(DType expected, size_t dims) const;
   detail::intrusive_ptr<detail::TensorImpl> impl_;
 };
 

@@ -13,6 +13,17 @@ void Tensor::throw_undefined() {
   throw ValueError("this Tensor is undefined (default-constructed); create it with a factory such as zeros() first");
 }
 
+void Tensor::check_accessor(DType expected, size_t dims) const {
+  if (dtype() != expected)
+    throw DTypeError("accessor: the tensor is " + std::string(dtype_name(dtype())) + ", the accessor's type is " +
+                     std::string(dtype_name(expected)));
+  if (static_cast<size_t>(dim()) != dims)
+    throw ShapeError("accessor: the tensor has " + std::to_string(dim()) + " dims, the accessor " + std::to_string(dims));
+  if (!device().is_cpu())
+    throw ValueError("accessor: the tensor is on " + device().str() +
+                     "; an accessor reads host memory, so move it with .cpu() first");
+}
+
 bool Tensor::shares_storage(const Tensor& other) const noexcept {
   return defined() && other.defined() && impl_->storage() == other.impl_->storage();
 }

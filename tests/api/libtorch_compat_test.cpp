@@ -217,3 +217,44 @@ TEST(LibTorchCompat, ArchivesNestAndReadInPlace) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LibTorchCompat, AccessorsReadAndWriteThroughStrides) {
+  torch::Tensor t = torch::arange(6, torch::kFloat).view({2, 3});
+  auto a = t.accessor<float, 2>();
+  EXPECT_EQ(a.size(0), 2);
+  EXPECT_EQ(a[1][2], 5.0f);
+  a[0][1] = 10;
+  EXPECT_EQ(t[0][1].item<float>(), 10.0f);
+  const torch::Tensor columns = t.t();  // strided: element (2, 1) is t's (1, 2)
+  EXPECT_EQ((columns.accessor<float, 2>()[2][1]), 5.0f);
+  expect_error<torch::DTypeError>([&] { t.accessor<double, 2>(); },
+                                  "accessor: the tensor is float32, the accessor's type is float64");
+  expect_error<torch::ShapeError>([&] { t.accessor<float, 3>(); }, "accessor: the tensor has 2 dims, the accessor 3");
+}
+
+TEST(LibTorchCompat, SmallTensorAndScalarNames) {
+  torch::Tensor w = torch::ones(2);
+  w.set_requires_grad(true);
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_FALSE(w.data().requires_grad());
+  EXPECT_EQ(w.data().data_ptr(), w.data_ptr());
+  const torch::Tensor s = torch::tensor(2.5f);
+  EXPECT_EQ(s.item().toFloat(), 2.5f);
+  EXPECT_EQ(s.item().toDouble(), 2.5);
+  EXPECT_EQ(s.item().toInt(), 2);
+  EXPECT_EQ(torch::tensor(7L).item().toLong(), 7);
+}
+
+TEST(LibTorchCompat, AnyModuleCallsAnyOneTensorForward) {
+  torch::manual_seed(0);
+  ScaleNet net;
+  torch::nn::AnyModule any(net);
+  const torch::Tensor x = torch::randn({2, 3});
+  EXPECT_TRUE(torch::equal(any.forward(x), net(x)));
+  EXPECT_EQ(any.ptr<ScaleNetImpl>(), net.ptr());
+  EXPECT_EQ(any.ptr<torch::nn::LinearImpl>(), nullptr);
+}
+
+}  // namespace

@@ -117,6 +117,19 @@ class AnyModule {
   }
   /// The module (null only when built from an empty handle).
   const std::shared_ptr<Module>& ptr() const noexcept { return ptr_; }
+  /// The module as a T (`any.get<nn::LinearImpl>()`); null when it is another class.
+  template <class T>
+  std::shared_ptr<T> ptr() const {
+    return std::dynamic_pointer_cast<T>(ptr_);
+  }
+  /// Whether it holds no module.
+  bool is_empty() const noexcept { return ptr_ == nullptr; }
+  /// The module's forward of one tensor, as LibTorch's `any.forward(x)`: its own forward of any
+  /// one-tensor signature (Note [Forward of any signature]). ValueError when empty.
+  Tensor forward(const Tensor& input) const {
+    if (!ptr_) throw ValueError("an empty AnyModule was called");
+    return ptr_->forward(input);
+  }
 
  private:
   std::shared_ptr<Module> ptr_;
