@@ -92,6 +92,14 @@ TEST(PytorchCheckpoint, LoadStateDictThenForwardEqualsPyTorch) {
   EXPECT_TRUE(allclose(y, io.at("output"), 1e-5, 1e-6)) << "max |diff| " << (y - io.at("output")).abs().max().item<float>();
 }
 
+// LibTorch's spelling reads the same file: torch::load(module, path) goes through locus::load.
+TEST(PytorchCheckpoint, TorchLoadIntoAModuleReadsIt) {
+  nn::Sequential model{nn::Linear(4, 5), nn::BatchNorm1d(5), nn::ReLU(), nn::Linear(5, 3)};
+  locus::load(model, fixture("sequential.pt"));
+  const auto expected = load(fixture("sequential_expected.safetensors"));
+  for (const auto& [name, t] : model->state_dict()) EXPECT_TRUE(equal(t, expected.at(name))) << name;
+}
+
 TEST(PytorchCheckpoint, NestedDictsFlattenAndOtherValuesAreSkipped) {
   const auto got = load(fixture("nested.pt"));
   expect_same(got, load(fixture("nested_expected.safetensors")));
