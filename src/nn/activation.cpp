@@ -50,6 +50,7 @@ std::string hardtanh_repr(const HardtanhOptions& options) {
          inplace_suffix(options.inplace(), false);
 }
 
+std::string relu_repr(const ReLUOptions& options) { return inplace_suffix(options.inplace(), true); }
 std::string relu6_repr(const ReLU6Options& options) { return inplace_suffix(options.inplace(), true); }
 
 }  // namespace detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "locus/autograd.h"
+#include "locus/nn/activation.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/nn_ops.h"

@@ -68,6 +68,15 @@ struct HardtanhOptions {
   LOCUS_ARG(bool, inplace) = false;
 };
 
+/// ReLU's options: `nn::ReLU(nn::ReLUOptions().inplace(true))`, or `nn::ReLU(true)`.
+struct ReLUOptions {
+  /// `ReLUOptions(true)` is in place, as LibTorch's.
+  /* implicit */ ReLUOptions(bool inplace = false) : inplace_(inplace) {}
+  /// Write into the input instead of a new tensor (recorded by autograd when the input is in
+  /// the graph: Note [In-place ops in the graph]).
+  LOCUS_ARG(bool, inplace);
+};
+
 /// ReLU6's options.
 struct ReLU6Options {
   /// `ReLU6Options(true)` is in place, as LibTorch's.
@@ -95,13 +104,8 @@ struct LogSoftmaxOptions {
 /// torch.nn.functional's activations: `namespace F = locus::nn::functional;`.
 namespace locus::nn::functional {
 
-/// relu's options (in place or not).
-struct ReLUFuncOptions {
-  /* implicit */ ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}
-  /// Write into the input instead of a new tensor.
-  LOCUS_ARG(bool, inplace);
-};
 /// The functions take the modules' options, under LibTorch's names.
+using ReLUFuncOptions = ReLUOptions;
 using GELUFuncOptions = GELUOptions;
 using LeakyReLUFuncOptions = LeakyReLUOptions;
 using ELUFuncOptions = ELUOptions;
@@ -176,6 +180,8 @@ std::string selu_repr(const SELUOptions& options);
 std::string softplus_repr(const SoftplusOptions& options);
 /// Hardtanh's repr: "min_val=-1.0, max_val=1.0" (and inplace as LeakyReLU's).
 std::string hardtanh_repr(const HardtanhOptions& options);
+/// ReLU's repr: "inplace=True" when in place, else empty.
+std::string relu_repr(const ReLUOptions& options);
 /// ReLU6's repr: as SELU's.
 std::string relu6_repr(const ReLU6Options& options);
 }  // namespace detail
@@ -224,6 +230,13 @@ class HardtanhImpl : public FunctionalModule<HardtanhImpl, HardtanhOptions, &fun
   explicit HardtanhImpl(const HardtanhOptions& options_ = {});
 };
 LOCUS_MODULE(Hardtanh);
+
+/// max(x, 0), in place when the options say so.
+class ReLUImpl : public FunctionalModule<ReLUImpl, ReLUOptions, &functional::relu, nullptr, &detail::relu_repr> {
+ public:
+  using FunctionalModule::FunctionalModule;
+};
+LOCUS_MODULE(ReLU);
 
 /// min(max(x, 0), 6).
 class ReLU6Impl : public FunctionalModule<ReLU6Impl, ReLU6Options, &functional::relu6, nullptr, &detail::relu6_repr> {

@@ -40,10 +40,6 @@ class LinearImpl : public Cloneable<LinearImpl> {
 };
 LOCUS_MODULE(Linear);
 
-/// max(x, 0).
-class ReLUImpl : public UnaryModule<ReLUImpl, &locus::relu> {};
-LOCUS_MODULE(ReLU);
-
 /// GELU's options: `GELUOptions().approximate("tanh")`.
 struct GELUOptions {
   /// "none": the exact (erf) form; "tanh": the tanh approximation. Anything else is a ValueError
