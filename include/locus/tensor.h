@@ -12,6 +12,7 @@ LOCUS_API_BEGIN
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -30,6 +31,9 @@ namespace locus {
 class Tensor;
 namespace cuda {
 class Stream;
+}
+namespace autograd {
+class Node;
 }
 
 namespace indexing {
@@ -184,12 +188,51 @@ class Tensor {
   /// LibTorch's data(): the values without the graph, sharing the buffer (detach()).
   Tensor data() const { return detach(); }
   /// Back-propagates from this tensor through the recorded graph, adding gradients into the
-  /// grad() of every leaf that requires grad, on the leaf's own device. Without `gradient` the
-  /// tensor must hold one element (a loss); otherwise `gradient` has its shape. ValueError
-  /// when the tensor does not require grad. Runs without recording (no higher-order grads).
-  void backward(const Tensor& gradient = Tensor()) const;
-  /// The gradient accumulated into this leaf by backward() (undefined until then).
+  /// grad() of every leaf that requires grad (only of `inputs` when given), on the leaf's own
+  /// device. Without `gradient` the tensor must hold one element (a loss); otherwise `gradient`
+  /// has its shape. ValueError when the tensor does not require grad. The graph's saved tensors
+  /// are freed as it runs unless `retain_graph` (default: `create_graph`); `create_graph`
+  /// records the backward itself, so the gradients can be differentiated again (LibTorch's
+  /// Tensor::backward; docs/autograd.md says which ops have second derivatives).
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
+  /// The gradient accumulated into this leaf by backward() (undefined until then); for a
+  /// non-leaf, the gradient the last backward computed for it when retain_grad() was called.
   Tensor grad() const;
+  /// The node that produced this tensor in the recorded graph (`y.grad_fn()->name()` is
+  /// "MulBackward0"); null for leaves and for tensors made without recording.
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  /// Which output of grad_fn() this tensor is (0 for single-output ops).
+  uint32_t output_nr() const { return impl()->output_nr(); }
+  /// The version of this tensor's data: every in-place write into it (or into a view of the
+  /// same buffer) adds one; backward compares it with the version a saved tensor had.
+  int64_t _version() const { return impl()->storage()->version(); }
+  /// True for a tensor made by a view op (it shares its base's data).
+  bool is_view() const { return static_cast<bool>(impl()->view_base()); }
+  /// The tensor a view views (undefined for a tensor that is not a view).
+  Tensor _base() const { return impl()->view_base() ? Tensor(impl()->view_base()) : Tensor(); }
+  /// Keeps the gradient of this non-leaf tensor in grad() after backward (leaves keep theirs
+  /// anyway; nothing happens for them). ValueError on a tensor that does not require grad.
+  void retain_grad() const;
+  /// True when grad() of this tensor is kept: a leaf that requires grad, or retain_grad() was called.
+  bool retains_grad() const;
+  /// Calls `hook(grad)` with the gradient computed for this tensor, before it flows on (or,
+  /// for a leaf, before it is added into grad()). A hook returning a Tensor replaces the
+  /// gradient with it; one returning void only looks. Returns an id for remove_hook.
+  /// ValueError on a tensor that does not require grad.
+  template <class Hook>
+  unsigned register_hook(Hook&& hook) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook&, Tensor>>) {
+      return register_gradient_hook([h = std::forward<Hook>(hook)](const Tensor& g) mutable {
+        h(g);
+        return Tensor();
+      });
+    } else {
+      return register_gradient_hook([h = std::forward<Hook>(hook)](const Tensor& g) mutable { return Tensor(h(g)); });
+    }
+  }
+  /// Removes a hook by the id register_hook returned (nothing when it is gone already).
+  void remove_hook(unsigned id) const;
   /// Calls `hook(*this)` each time backward() has added into this leaf's grad() (PyTorch's
   /// register_post_accumulate_grad_hook: what DistributedDataParallel starts its all-reduces
   /// from). Returns an id for remove_post_accumulate_grad_hook. ValueError on a tensor that is
@@ -201,6 +244,8 @@ class Tensor {
   void set_grad(const Tensor& g) const;
   /// True for tensors not produced by a recorded op (user-made tensors, parameters).
   bool is_leaf() const;
+  /// register_hook's untemplated half: `hook` returns the replacement, or an undefined tensor.
+  unsigned register_gradient_hook(std::function<Tensor(const Tensor&)> hook) const;
   /// Makes this handle (and every copy of it) refer to `src`'s data, dtype and device, keeping
   /// requires_grad (PyTorch's `p.data = src`). How Module::to moves parameters in place, so an
   /// optimizer holding them keeps working.

@@ -26,7 +26,7 @@ void record_softmax(bool log, int64_t dim, const Tensor& x, const Tensor& out) {
   record(out, log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor gx = log ? sub(g, mul(exp(O), sum(g, Shape{dim}, true))) : mul(O, sub(g, sum(mul(g, O), Shape{dim}, true)));
     return {as(gx, dx)};
-  }, {&x});
+  }, {&x}, {{O, out}});
 }
 
 void record_extreme(bool is_min, const Tensor& x, std::optional<int64_t> dim, bool keepdim, const Tensor& values,
@@ -48,29 +48,31 @@ void record_extreme(bool is_min, const Tensor& x, std::optional<int64_t> dim, bo
     along[static_cast<size_t>(d)] = X.size(d);
     const Tensor positions = arange(X.size(d), TensorOptions().device(X.device())).view(along);
     return {(positions == ik).to(dx) * gk};
-  }, {&x});
+  }, {&x}, {{X, x}, {V, values}});
 }
 
 void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
-  const Tensor A = a.detach(), B = b.detach();
-  const Shape sa = a.shape(), sb = b.shape();
   // Only the products someone needs: the input batch of a first layer needs no gradient, and
-  // its product would cost as much as the forward pass.
+  // its product would cost as much as the forward pass; each operand is held only when the
+  // other one's gradient reads it.
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  const Tensor A = need_b ? a.detach() : Tensor(), B = need_a ? b.detach() : Tensor();
+  const Shape sa = a.shape(), sb = b.shape();
+  const DType da = a.dtype(), db = b.dtype();
+  // A weight used as W.t() (Linear) gets its gradient in W's own layout: (g^T A)^T rather
+  // than A^T g, so the gradient the optimizer reads is contiguous.
+  const bool transposed_view = b.dim() == 2 && a.dim() == 2 && b.stride(0) == 1 && b.stride(1) == b.size(0);
   // PyTorch's names: mm and a matmul of two matrices record MmBackward0, bmm BmmBackward0.
   const char* name = a.dim() == 2 && b.dim() == 2 ? "MmBackward0" : a.dim() == 3 && b.dim() == 3 ? "BmmBackward0" : "MatmulBackward0";
   record(out, name, [=](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga, gb;
-    if (need_a) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, A.dtype());
+    if (need_a) ga = sum_to(matmul(g, B.transpose(-2, -1)), sa, da);
     if (need_b) {
-      // A weight used as W.t() (Linear) gets its gradient in W's own layout: (g^T A)^T rather
-      // than A^T g, so the gradient the optimizer reads is contiguous.
-      const bool transposed_view = B.dim() == 2 && A.dim() == 2 && B.stride(0) == 1 && B.stride(1) == B.size(0);
-      gb = transposed_view ? matmul(g.t(), A).t() : sum_to(matmul(A.transpose(-2, -1), g), sb, B.dtype());
-      if (transposed_view && gb.dtype() != B.dtype()) gb = gb.to(B.dtype());
+      gb = transposed_view ? matmul(g.t(), A).t() : sum_to(matmul(A.transpose(-2, -1), g), sb, db);
+      if (transposed_view && gb.dtype() != db) gb = gb.to(db);
     }
     return {ga, gb};
-  }, {&a, &b});
+  }, {&a, &b}, {{A, a}, {B, b}});
 }
 
 void record_to(const Tensor& x, const Tensor& out) {

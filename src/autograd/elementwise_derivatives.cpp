@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "locus/errors.h"
 #include "locus/factories.h"
@@ -156,6 +157,35 @@ constexpr BinaryBackward kBackwardB[] = {LOCUS_BINARY_OPS(LOCUS_BINARY_BACKWARD_
 #undef LOCUS_BINARY_BACKWARD_A
 #undef LOCUS_BINARY_BACKWARD_B
 
+// Note [Which values a formula reads]
+// A backward holds only the values its formula reads (relu's reads its output, mul's both
+// operands, add's neither): holding more would keep buffers alive for nothing and, worse,
+// make an in-place op on a value the formula never reads stop the backward with a version
+// error PyTorch does not raise (`out += identity` on an add's result). The op table writes
+// each formula as an expression over g, x (a, b) and y; the table below is read off the
+// expression's own text at compile time: a formula reads x when the name x stands alone in it.
+constexpr bool reads(std::string_view formula, char name) {
+  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+  for (size_t i = 0; i < formula.size(); ++i)
+    if (formula[i] == name && (i == 0 || !is_word(formula[i - 1])) && (i + 1 == formula.size() || !is_word(formula[i + 1])))
+      return true;
+  return false;
+}
+struct Reads {
+  bool x, y;  // unary: input and output; binary: `x` is a, and b/out are below
+  bool b = false;
+};
+#define LOCUS_UNARY_READS(id, name, rule, grad) Reads{reads(#grad, 'x'), reads(#grad, 'y')},
+constexpr Reads kUnaryReads[] = {LOCUS_UNARY_OPS(LOCUS_UNARY_READS)};
+#undef LOCUS_UNARY_READS
+#define LOCUS_BINARY_READS_A(id, name, rule, grad_a, grad_b) Reads{reads(#grad_a, 'a'), reads(#grad_a, 'y'), reads(#grad_a, 'b')},
+#define LOCUS_BINARY_READS_B(id, name, rule, grad_a, grad_b) Reads{reads(#grad_b, 'a'), reads(#grad_b, 'y'), reads(#grad_b, 'b')},
+constexpr Reads kReadsA[] = {LOCUS_BINARY_OPS(LOCUS_BINARY_READS_A)};
+constexpr Reads kReadsB[] = {LOCUS_BINARY_OPS(LOCUS_BINARY_READS_B)};
+#undef LOCUS_BINARY_READS_A
+#undef LOCUS_BINARY_READS_B
+static_assert(kUnaryReads[static_cast<int>(OpId::Relu)].y && !kUnaryReads[static_cast<int>(OpId::Relu)].x);
+
 #define LOCUS_BACKWARD_NAME(id, ...) #id "Backward0",
 constexpr const char* kNames[] = {LOCUS_UNARY_OPS(LOCUS_BACKWARD_NAME) LOCUS_BINARY_OPS(LOCUS_BACKWARD_NAME)};
 #undef LOCUS_BACKWARD_NAME
@@ -166,7 +196,8 @@ Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(d
 
 void record_unary(OpId op, const Tensor& x, const ops::ElementwiseScalars& s, const Tensor& out) {
   const DType dt = out.dtype();
-  const Tensor X = x.detach(), Y = out.detach();
+  const Reads r = kUnaryReads[static_cast<int>(op)];
+  const Tensor X = r.x ? x.detach() : Tensor(), Y = r.y ? out.detach() : Tensor();
   const Shape shape = x.shape();
   const DType dx = x.dtype();
   std::optional<Scalar> lo, hi;
@@ -174,31 +205,38 @@ void record_unary(OpId op, const Tensor& x, const ops::ElementwiseScalars& s, co
   if (s.has_hi) hi = s.hi;
   const UnaryBackward backward = kUnaryBackward[static_cast<int>(op)];
   record(out, kNames[static_cast<int>(op)], [=](const Tensor& g) -> std::vector<Tensor> {
-    return {sum_to(backward(g, as(X, dt), Y, lo, hi, s), shape, dx)};
-  }, {&x});
+    return {sum_to(backward(g, X.defined() ? as(X, dt) : X, Y, lo, hi, s), shape, dx)};
+  }, {&x}, {{X, x}, {Y, out}});
 }
 
 void record_binary(OpId op, const Tensor& a, const Tensor* b, const ops::ElementwiseScalars& s, const Tensor& out) {
   const DType dt = out.dtype();
   const Device device = out.device();
-  const Tensor A = a.detach(), B = b ? b->detach() : Tensor(), Y = out.detach();
+  const bool need_a = a.requires_grad(), need_b = b && b->requires_grad();
+  const int i = static_cast<int>(op) - kNumUnary;
+  const bool read_a = (need_a && kReadsA[i].x) || (need_b && kReadsB[i].x);
+  const bool read_b = (need_a && kReadsA[i].b) || (need_b && kReadsB[i].b);
+  const bool read_y = (need_a && kReadsA[i].y) || (need_b && kReadsB[i].y);
+  const Tensor A = read_a ? a.detach() : Tensor(), B = b && read_b ? b->detach() : Tensor(), Y = read_y ? out.detach() : Tensor();
+  const bool has_b = b != nullptr;
   const Shape sa = a.shape(), sb = b ? b->shape() : Shape();
   const DType da = a.dtype(), db = b ? b->dtype() : dt;
-  const bool need_a = a.requires_grad(), need_b = b && b->requires_grad();
   const Scalar alpha = s.alpha, other = s.other;
-  const int i = static_cast<int>(op) - kNumUnary;
   const BinaryBackward backward_a = kBackwardA[i], backward_b = kBackwardB[i];
   // A number operand is a constant: it takes part in the formulas as a 0-dim tensor.
-  auto operand_b = [=] { return B.defined() ? as(B, dt) : full({}, other, TensorOptions().dtype(dt).device(device)); };
+  auto operand_b = [=] {
+    if (has_b) return B.defined() ? as(B, dt) : B;
+    return full({}, other, TensorOptions().dtype(dt).device(device));
+  };
   auto backward = [=](const Tensor& g) -> std::vector<Tensor> {
-    const Tensor x = as(A, dt), y = operand_b();
-    std::vector<Tensor> grads(B.defined() ? 2 : 1);
+    const Tensor x = A.defined() ? as(A, dt) : A, y = operand_b();
+    std::vector<Tensor> grads(has_b ? 2 : 1);
     if (need_a) grads[0] = sum_to(backward_a(g, x, y, Y, alpha), sa, da);
     if (need_b) grads[1] = sum_to(backward_b(g, x, y, Y, alpha), sb, db);
     return grads;
   };
-  if (b) record(out, kNames[static_cast<int>(op)], backward, {&a, b});
-  else record(out, kNames[static_cast<int>(op)], backward, {&a});
+  if (b) record(out, kNames[static_cast<int>(op)], backward, {&a, b}, {{A, a}, {B, *b}, {Y, out}});
+  else record(out, kNames[static_cast<int>(op)], backward, {&a}, {{A, a}, {Y, out}});
 }
 
 void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, const Tensor& out) {

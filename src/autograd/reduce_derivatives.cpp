@@ -121,7 +121,7 @@ void record_reduction(OpId op, const Tensor& x, const Shape& reduced, bool keepd
     const Tensor gx = backward(kept(g), X, saves ? kept(Y) : Y, static_cast<double>(std::max<int64_t>(count, 1)), red,
                                params.p, params.correction);
     return {as(gx.expand(sx).contiguous(), dx)};
-  }, {&x});
+  }, {&x}, {{X, x}, {Y, out}});
 }
 
 }  // namespace locus::autograd

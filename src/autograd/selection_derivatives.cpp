@@ -51,7 +51,7 @@ void record_scan(bool prod, const Tensor& x, int64_t dim, const Tensor& out) {
     const Tensor before_product = cumprod(where(before_first, X, ones_like(X)), dim);
     const Tensor at_first = before_product * tail;
     return {as(where(before_first, plain, where(first_zero, at_first, zeros_like(plain))), dx)};
-  }, {&x});
+  }, {&x}, {{X, x}, {Y, out}});
 }
 
 }  // namespace locus::autograd

@@ -137,8 +137,8 @@ void DistributedDataParallelImpl::mark_unused(const Tensor& output) {
     stack.pop_back();
     if (!seen.insert(n).second) continue;
     if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n)) ++uses[acc->leaf()];
-    for (const auto& next : n->next)
-      if (next) stack.push_back(next.get());
+    for (const auto& next : n->next_functions())
+      if (next.is_valid()) stack.push_back(next.function.get());
   }
   std::string unused;
   for (auto& b : buckets_) b->pending = 0;

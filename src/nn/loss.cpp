@@ -218,7 +218,11 @@ Tensor cross_entropy_checked(const Tensor& logits, const Tensor& target, const C
   check_class_targets(logits, target);
   check_class_weight("cross_entropy", logits, weight);
   if (!weight.defined() && smoothing == 0) {
-    if (std::optional<Tensor> fused = ops::fused_cross_entropy(logits, target, options.reduction(), options.ignore_index()))
+    const auto composed = [target = target.detach(), reduction = options.reduction(), ignore = options.ignore_index(),
+                           class_dim](const Tensor& x) {
+      return nll(log_softmax(x, class_dim), target, reduction, ignore, Tensor(), OpId::CrossEntropy);
+    };
+    if (std::optional<Tensor> fused = ops::fused_cross_entropy(logits, target, options.reduction(), options.ignore_index(), composed))
       return *fused;
   }
   const Tensor log_probs = log_softmax(logits, class_dim);

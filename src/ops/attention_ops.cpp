@@ -149,6 +149,9 @@ ops::AttentionArgs with_operands(ops::AttentionArgs a, const Tensor& q, const Te
   return a;
 }
 
+Tensor math_attention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                      double dropout_p, bool is_causal, double s);
+
 // A fused path (Note [Attention paths]); nothing when its kernel declines the call.
 std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable* table, const Tensor& query,
                                       const Tensor& key, const Tensor& value, const Tensor& attn_mask, double dropout_p,
@@ -228,7 +231,7 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
   const DType q_dtype = query.dtype(), k_dtype = key.dtype(), v_dtype = value.dtype();
   const char* node = backend == SDPBackend::CUDNN_ATTENTION ? "ScaledDotProductCudnnAttentionBackward0"
                                                             : "ScaledDotProductFlashAttentionForCpuBackward0";
-  autograd::record(result, node,
+  autograd::FunctionNode& recorded = autograd::record(result, node,
                    [=](const Tensor& grad) -> std::vector<Tensor> {
                      const Tensor g = aligned_for(backend, grad.to(compute).contiguous().reshape({b_count, length, ev}));
                      const Tensor gq = ops::empty_on(q.shape(), compute, device);
@@ -249,7 +252,16 @@ std::optional<Tensor> fused_attention(SDPBackend backend, const ops::KernelTable
                              autograd::sum_to(gk.reshape(with_tail(batch, keys, e)), k_shape, k_dtype),
                              autograd::sum_to(gv.reshape(with_tail(batch, keys, ev)), v_shape, v_dtype)};
                    },
-                   {&query, &key, &value});
+                   {&query, &key, &value}, {{q, query}, {k, key}, {v, value}, {out, result}});
+  // Double backward through the math path, which draws no dropout mask: with dropout the
+  // recomputation would not be the forward that ran.
+  if (dropout_p > 0) {
+    recorded.no_double_backward();
+  } else {
+    recorded.recompute_with({query, key, value}, [attn_mask = attn_mask.defined() ? attn_mask.detach() : Tensor(), is_causal, scale](const std::vector<Tensor>& in) {
+      return math_attention(in[0], in[1], in[2], attn_mask, 0.0, is_causal, scale);
+    });
+  }
   return result;
 }
 

@@ -63,6 +63,21 @@ struct FusedPass {
   }
 };
 
+// Training-mode batch norm composed of differentiable ops, without the running statistics:
+// the double backward of the node below (Note [Double backward] in src/autograd/node.cpp).
+Tensor composed_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, double eps, const Shape& dims,
+                           int64_t count) {
+  const int64_t rank = input.dim();
+  const DType compute = statistics_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  const Tensor centered = sub(x, div(sum(x, dims, true), static_cast<double>(count)));
+  const Tensor var = div(sum(mul(centered, centered), dims, true), static_cast<double>(count));
+  Tensor y = mul(centered, rsqrt(add(var, eps)));
+  if (weight.defined()) y = mul(y, per_channel(weight, rank, compute));
+  if (bias.defined()) y = add(y, per_channel(bias, rank, compute));
+  return y.to(input.dtype());
+}
+
 }  // namespace
 
 Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
@@ -102,7 +117,11 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
   const DType input_dtype = input.dtype();
   const bool has_weight = weight.defined(), has_bias = bias.defined();
   const DType weight_dtype = has_weight ? weight.dtype() : compute, bias_dtype = has_bias ? bias.dtype() : compute;
-  autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
+  const std::vector<Tensor> inputs = has_weight && has_bias ? std::vector<Tensor>{input, weight, bias}
+                                     : has_weight           ? std::vector<Tensor>{input, weight}
+                                     : has_bias             ? std::vector<Tensor>{input, bias}
+                                                            : std::vector<Tensor>{input};
+  autograd::FunctionNode& node = autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     Tensor g = grad.to(compute), sum_g, sum_gx;
     if (fused) {
       g = g.contiguous();
@@ -137,10 +156,11 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
     if (has_weight) grads.push_back(sum_gxhat.flatten().to(weight_dtype));
     if (has_bias) grads.push_back(sum_g.flatten().to(bias_dtype));
     return grads;
-  }, has_weight && has_bias ? std::vector<Tensor>{input, weight, bias}
-     : has_weight           ? std::vector<Tensor>{input, weight}
-     : has_bias             ? std::vector<Tensor>{input, bias}
-                            : std::vector<Tensor>{input});
+  }, inputs, {{x, input}});
+  node.recompute_with(inputs, [=](const std::vector<Tensor>& in) {
+    const Tensor w = has_weight ? in[1] : Tensor(), b = has_bias ? in[has_weight ? 2 : 1] : Tensor();
+    return composed_batch_norm(in[0], w, b, eps, dims, count);
+  });
   return y;
 }
 

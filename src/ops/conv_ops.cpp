@@ -59,7 +59,7 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
   const bool need_b = bias.defined() && bias.requires_grad();
   std::vector<Tensor> inputs{input, weight};
   if (bias.defined()) inputs.push_back(bias);
-  autograd::record(out, "ConvolutionBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
+  autograd::FunctionNode& node = autograd::record(out, "ConvolutionBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     const Tensor go = grad.contiguous();
     wait_for_host(go);
     Tensor gx, gw, gb;
@@ -89,7 +89,11 @@ void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weigh
     std::vector<Tensor> grads{need_x ? gx : Tensor(), need_w ? gw : Tensor()};
     if (inputs.size() == 3) grads.push_back(gb);
     return grads;
-  }, inputs);
+  }, inputs, {{x, input}, {w, weight}});
+  // Double backward: the composite convolution (im2col and a product) is differentiable.
+  node.recompute_with(inputs, [g, groups](const std::vector<Tensor>& in) {
+    return general_conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), g, groups);
+  });
 }
 
 }  // namespace

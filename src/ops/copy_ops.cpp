@@ -35,10 +35,30 @@ void copy_same_device(Tensor& dst, const Tensor& src) {
   k->elementwise[static_cast<int>(OpId::Copy)](ops::make_iter(dst, {&src}), {});
 }
 
+// copy_ recorded (Note [In-place ops in the graph]): src's values in dst's shape, dtype and
+// device, as a new tensor whose node sends the gradient back to src (PyTorch's CopyBackwards).
+Tensor copied_with_history(const Tensor& dst, const Tensor& src) {
+  Tensor fresh = empty(dst.shape(), TensorOptions().dtype(dst.dtype()).device(dst.device()));
+  {
+    NoGradGuard no_grad;
+    fresh.copy_(src);
+  }
+  if (autograd::needs_grad({&src})) {
+    const Shape shape = src.shape();
+    const DType dtype = src.dtype();
+    const Device device = src.device();
+    autograd::record(fresh, "CopyBackwards", [=](const Tensor& g) -> std::vector<Tensor> {
+      return {autograd::sum_to(g, shape, dtype).to(device)};
+    }, {&src});
+  }
+  return fresh;
+}
+
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  autograd::check_not_recording_into(*this, "copy_");
+  if (autograd::record_in_place(*this, "copy_", {&src}, [&] { return copied_with_history(*this, src); })) return *this;
+  autograd::prepare_write(*this, "copy_");
   ops::require_distinct_elements(*this, ops::op_prefix(OpId::Copy));
   ops::require_no_partial_overlap(*this, src, ops::op_prefix(OpId::Copy));
   const Shape shape = ops::broadcast_shapes(this->shape(), src.shape(), OpId::Copy);

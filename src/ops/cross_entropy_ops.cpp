@@ -27,7 +27,7 @@ DType lse_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 :
 }  // namespace
 
 std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
-                                          int64_t ignore_index) {
+                                          int64_t ignore_index, std::function<Tensor(const Tensor&)> composed) {
   const StructuredCall call(OpId::CrossEntropy, {{logits, "input"}, {target, "target"}});
   const Device device = call.device();
   const DType dtype = logits.dtype();
@@ -74,7 +74,7 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
   if (!call.needs_grad()) return out;
   const Shape logits_shape = logits.shape();
   // `rows` points into x and t: the node holds them, so the backward reads the same rows.
-  autograd::record(out, "NllLossBackward0", [=, held_rows = std::array{x, t}](const Tensor& g) -> std::vector<Tensor> {
+  autograd::FunctionNode& node = autograd::record(out, "NllLossBackward0", [=, held_rows = std::array{x, t}](const Tensor& g) -> std::vector<Tensor> {
     // Each row's factor: the output gradient, over the count for a mean (0 when nothing counts:
     // every row is ignored then, and PyTorch's gradient is 0).
     Tensor scale;
@@ -92,7 +92,8 @@ std::optional<Tensor> fused_cross_entropy(const Tensor& logits, const Tensor& ta
       k->cross_entropy_grad(a);
     }
     return {from_class_rows(grad, logits_shape)};
-  }, {&logits});
+  }, {&logits}, {{x, logits}});
+  node.recompute_with({logits}, [composed = std::move(composed)](const std::vector<Tensor>& in) { return composed(in[0]); });
   return out;
 }
 

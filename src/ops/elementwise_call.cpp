@@ -56,7 +56,23 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
-void check_out(const Call& c, const Shape& shape, DType result, Device device) {
+Tensor call(Call& c);
+
+// The in-place form of an op whose operands are in the graph (`h.relu_()`, `y.mul_(w)`):
+// recorded as the out-of-place op written back (Note [In-place ops in the graph]).
+bool recorded_in_place(Call& c) {
+  if (c.inputs[0]->impl() != c.out.impl() || c.op == OpId::Where) return false;
+  const Tensor* other = c.ninputs > 1 ? c.inputs[1] : nullptr;
+  return autograd::record_in_place(c.out, op_name(c.op), {other ? other : c.inputs[0]}, [&c] {
+    Call out_of_place = c;
+    out_of_place.out = Tensor();
+    return call(out_of_place);
+  });
+}
+
+// Step 4: the output of the in-place and out= forms. True when the in-place form was recorded
+// (and so is done).
+bool check_out(Call& c, const Shape& shape, DType result, Device device) {
   const Tensor& out = c.out;
   if (out.device() != device) throw DeviceMismatchError(device, out.device(), "out", std::string(op_name(c.op)));
   if (!(out.shape() == shape)) {
@@ -67,17 +83,16 @@ void check_out(const Call& c, const Shape& shape, DType result, Device device) {
   if (!can_cast(result, out.dtype()))
     throw DTypeError(op_prefix(c.op) + "result type " + std::string(dtype_name(result)) +
                      " can't be cast to the desired output type " + std::string(dtype_name(out.dtype())));
-  autograd::check_not_recording_into(out, op_name(c.op));
+  if (recorded_in_place(c)) return true;
+  autograd::prepare_write(out, op_name(c.op));
   require_distinct_elements(out, op_prefix(c.op));
   for (int i = 0; i < c.ninputs; ++i) require_no_partial_overlap(out, *c.inputs[i], op_prefix(c.op));
   for (int i = 0; i < c.ninputs; ++i)
     if (autograd::needs_grad({c.inputs[i]}))
-      throw ValueError(op_prefix(c.op) + "the in-place and out= forms are not differentiable, and an input requires "
-                                         "grad; use the out-of-place form");
+      throw ValueError(op_prefix(c.op) + "the out= form is not differentiable, and an input requires grad; use the "
+                                         "out-of-place form");
+  return false;
 }
-
-
-Tensor call(Call& c);
 
 // PyTorch's result_type of the tensors from `first` on and of the numbers among the scalars.
 DType common_dtype(const Call& c, int first) {
@@ -137,7 +152,7 @@ Tensor call(Call& c) {
     shape = &broadcast;
   }
   // 4. the in-place and out= forms
-  if (c.out.defined()) check_out(c, *shape, dt.result, device);
+  if (c.out.defined() && check_out(c, *shape, dt.result, device)) return c.out;
   // 5. the kernel, or the fallback
   const ElementwiseKernel kernel = elementwise_kernel(c.op, device, dt.compute);
   if (!kernel) return fall_back(c, device);

@@ -343,7 +343,7 @@ namespace {
 void fill_random_in_place(Tensor& t, const char* name, const char* kernel, const std::string& bad_arguments, OpId op,
                           double low, double high) {
   const detail::PublicOpScope scope(name);
-  autograd::check_not_recording_into(t, name);
+  autograd::prepare_write(t, name);
   if (!t.is_floating_point())
     throw DTypeError(detail::error_prefix(name) + "\"" + kernel + "\" not implemented for '" +
                      std::string(dtype_name(t.dtype())) + "'");
@@ -367,7 +367,9 @@ Tensor& Tensor::normal_(double mean, double std) {
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {
-  autograd::check_not_recording_into(*this, "fill_");
+  if (autograd::record_in_place(*this, "fill_", {}, [&] { return full(shape(), value, TensorOptions().dtype(dtype()).device(device())); }))
+    return *this;
+  autograd::prepare_write(*this, "fill_");
   ops::check_fits(value, dtype(), OpId::Fill);
   const ops::StructuredCall call(OpId::Fill, {{*this, "self"}});
   const ops::KernelTable* k = call.kernels(dtype());

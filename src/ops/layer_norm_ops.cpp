@@ -53,8 +53,29 @@ LayerNormArgs with_operands(LayerNormArgs sizes, const Tensor& x, const Tensor& 
 }
 
 // The fused path: y in the input's dtype, with its gradient node when recording.
+// The norms composed of reductions and elementwise ops: the path without a fused kernel, and
+// the fused kernel's double backward (Note [Double backward] in src/autograd/node.cpp).
+Tensor composed_layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& dims, double eps) {
+  const DType compute = statistics_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  const Tensor centered = sub(x, mean(x, dims, true));
+  const Tensor var = mean(mul(centered, centered), dims, true);
+  Tensor y = mul(centered, rsqrt(add(var, eps)));
+  if (weight.defined()) y = mul(y, weight.to(compute));
+  if (bias.defined()) y = add(y, bias.to(compute));
+  return y.to(input.dtype());
+}
+
+Tensor composed_rms_norm(const Tensor& input, const Tensor& weight, const Shape& dims, double eps) {
+  const DType compute = statistics_dtype(input.dtype());
+  const Tensor x = input.to(compute);
+  Tensor y = mul(x, rsqrt(add(mean(mul(x, x), dims, true), eps)));
+  if (weight.defined()) y = mul(y, weight.to(compute));
+  return y.to(input.dtype());
+}
+
 Tensor fused_norm_call(const KernelTable* table, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                       int64_t cols, double eps, bool rms) {
+                       const Shape& dims, int64_t cols, double eps, bool rms) {
   const Device device = input.device();
   const DType compute = statistics_dtype(input.dtype());
   const int64_t rows = cols ? input.numel() / cols : 0;
@@ -82,7 +103,7 @@ Tensor fused_norm_call(const KernelTable* table, const Tensor& input, const Tens
   if (!autograd::needs_grad(inputs)) return result;
   const DType input_dtype = input.dtype(), weight_dtype = weight.defined() ? weight.dtype() : compute,
               bias_dtype = bias.defined() ? bias.dtype() : compute;
-  autograd::record(result, rms ? "FusedRmsNormBackward0" : "NativeLayerNormBackward0",
+  autograd::FunctionNode& node = autograd::record(result, rms ? "FusedRmsNormBackward0" : "NativeLayerNormBackward0",
                    [=](const Tensor& grad) -> std::vector<Tensor> {
                      const Tensor g = grad.to(compute).contiguous();
                      const Tensor gx = empty_on(x.shape(), compute, device);
@@ -101,7 +122,11 @@ Tensor fused_norm_call(const KernelTable* table, const Tensor& input, const Tens
                      if (gb.defined()) grads.push_back(gb.to(bias_dtype));
                      return grads;
                    },
-                   inputs);
+                   inputs, {{x, input}, {w, weight}});
+  node.recompute_with(inputs, [dims, eps, rms, has_bias = bias.defined()](const std::vector<Tensor>& in) {
+    const Tensor w = in.size() > 1 ? in[1] : Tensor(), b = has_bias ? in[2] : Tensor();
+    return rms ? composed_rms_norm(in[0], w, dims, eps) : composed_layer_norm(in[0], w, b, dims, eps);
+  });
   return result;
 }
 
@@ -121,14 +146,8 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const StructuredCall call(OpId::LayerNorm, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
   const DType compute = statistics_dtype(input.dtype());
   if (const KernelTable* table = call.fused(&KernelTable::layer_norm, compute); table && input.numel() > 0)
-    return fused_norm_call(table, input, weight, bias, count_over(input, dims), eps, false);
-  const Tensor x = input.to(compute);
-  const Tensor centered = sub(x, mean(x, dims, true));
-  const Tensor var = mean(mul(centered, centered), dims, true);
-  Tensor y = mul(centered, rsqrt(add(var, eps)));
-  if (weight.defined()) y = mul(y, weight.to(compute));
-  if (bias.defined()) y = add(y, bias.to(compute));
-  return y.to(input.dtype());
+    return fused_norm_call(table, input, weight, bias, dims, count_over(input, dims), eps, false);
+  return composed_layer_norm(input, weight, bias, dims, eps);
 }
 
 Tensor rms_norm(const Tensor& input, const Tensor& weight, const Shape& dims, std::optional<double> eps_or_default) {
@@ -140,11 +159,8 @@ Tensor rms_norm(const Tensor& input, const Tensor& weight, const Shape& dims, st
   const StructuredCall call(OpId::RmsNorm, {{input, "input"}, {weight, "weight"}});
   const DType compute = statistics_dtype(input.dtype());
   if (const KernelTable* table = call.fused(&KernelTable::layer_norm, compute); table && input.numel() > 0)
-    return fused_norm_call(table, input, weight, Tensor(), count_over(input, dims), eps, true);
-  const Tensor x = input.to(compute);
-  Tensor y = mul(x, rsqrt(add(mean(mul(x, x), dims, true), eps)));
-  if (weight.defined()) y = mul(y, weight.to(compute));
-  return y.to(input.dtype());
+    return fused_norm_call(table, input, weight, Tensor(), dims, count_over(input, dims), eps, true);
+  return composed_rms_norm(input, weight, dims, eps);
 }
 
 }  // namespace locus::ops

@@ -65,7 +65,7 @@ void record_linear(const Tensor& input, const Tensor& weight, const Tensor& bias
   const Shape input_shape = input.shape();
   const bool need_x = input.requires_grad(), need_w = weight.requires_grad(),
              need_b = bias.defined() && bias.requires_grad();
-  autograd::record(out, "AddmmBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
+  autograd::FunctionNode& node = autograd::record(out, "AddmmBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     const Tensor g = grad.reshape({X.size(0), W.size(0)}).contiguous();
     const Tensor y = Y.defined() ? Y.reshape({X.size(0), W.size(0)}) : Tensor();
     const auto [pre, bias_grad] = pre_activation_grad(g, y, need_b);
@@ -74,7 +74,11 @@ void record_linear(const Tensor& input, const Tensor& weight, const Tensor& bias
     // (g^T X) is [N, K]: the weight's own layout, contiguous for the optimizer.
     if (need_w) gw = matmul(pre.t(), X);
     return {gx, gw, bias_grad};
-  }, {&input, &weight, &bias});
+  }, {&input, &weight, &bias}, {{X, input}, {W, weight}, {Y, out}});
+  // Double backward: the composition (matmul, add, relu) is differentiable.
+  node.recompute_with({input, weight, bias}, [relu](const std::vector<Tensor>& in) {
+    return composed(in[0], in[1], in[2], relu ? Epilogue::Relu : Epilogue::None);
+  });
 }
 
 }  // namespace

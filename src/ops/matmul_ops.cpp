@@ -53,8 +53,8 @@ void record_scaled_product(const Scaling& sc, const Tensor& a, const Tensor& b, 
     if (!has_self) return {ga, gb};
     return {gs, ga, gb};
   };
-  if (has_self) autograd::record(out, "AddmmBackward0", backward, {&sc.self, &a, &b});
-  else autograd::record(out, "MmBackward0", backward, {&a, &b});
+  if (has_self) autograd::record(out, "AddmmBackward0", backward, {&sc.self, &a, &b}, {{A, a}, {B, b}});
+  else autograd::record(out, "MmBackward0", backward, {&a, &b}, {{A, a}, {B, b}});
 }
 
 // Batched product of a [..., m, k] and b [..., k, n] with broadcast batch dims, plus the

@@ -15,6 +15,7 @@
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/ops.h"
+#include "src/autograd/node.h"
 #include "src/core/public_op.h"
 #include "src/ops/public_op.h"
 #include "src/ops/type_promotion.h"
@@ -72,8 +73,7 @@ Scalar value_for(DType d, const Scalar& value, const char* name) {
 
 // What an in-place form checks before writing its result into self: what the op path checks
 // for its in-place forms (Note [Op path], step 4).
-void check_inplace(const Tensor& self, const Tensor& result, const char* name,
-                   std::initializer_list<const Tensor*> inputs, bool grad_mode) {
+void check_inplace(const Tensor& self, const Tensor& result, const char* name) {
   if (!(result.shape() == self.shape())) {
     std::ostringstream os;
     os << detail::error_prefix(name) << "output with shape " << self.shape() << " doesn't match the broadcast shape "
@@ -84,20 +84,21 @@ void check_inplace(const Tensor& self, const Tensor& result, const char* name,
   if ((is_floating_point(from) && !is_floating_point(to)) || (from != DType::Bool && to == DType::Bool))
     throw DTypeError(detail::error_prefix(name) + "result type " + std::string(dtype_name(from)) +
                      " can't be cast to the desired output type " + std::string(dtype_name(to)));
-  if (grad_mode)
-    for (const Tensor* t : inputs)
-      if (t->requires_grad())
-        throw ValueError(detail::error_prefix(name) + "the in-place and out= forms are not differentiable, and an input "
-                                                      "requires grad; use the out-of-place form");
 }
 
-// Computes the out-of-place result without recording, checks it against self, writes it in.
+// Computes the out-of-place result, checks it against self, writes it in; recorded when an
+// operand is in the graph (Note [In-place ops in the graph]).
 template <class F>
 Tensor& write_inplace(Tensor& self, const char* name, std::initializer_list<const Tensor*> inputs, F compute) {
-  const bool grad_mode = is_grad_enabled();
+  if (autograd::record_in_place(self, name, inputs, [&] {
+        Tensor r = compute();
+        check_inplace(self, r, name);
+        return r;
+      }))
+    return self;
   NoGradGuard no_grad;
   const Tensor r = compute();
-  check_inplace(self, r, name, inputs, grad_mode);
+  check_inplace(self, r, name);
   self.copy_(r);
   return self;
 }

@@ -227,6 +227,7 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
     if (i != d1 && i != d2) sizes.push_back(x.size(i)), strides.push_back(x.stride(i));
   sizes.push_back(len), strides.push_back(x.stride(d1) + x.stride(d2));
   Tensor view(detail::make_intrusive<detail::TensorImpl>(x.impl()->storage(), x.dtype(), sizes, strides, start));
+  autograd::mark_view(x, view);
   if (autograd::needs_grad({&x})) {
     const Shape shape = x.shape();
     autograd::record_view("DiagonalBackward0", x, view, [=](const Tensor& g) {
@@ -353,12 +354,14 @@ Tensor Tensor::roll(const Shape& shifts, const Shape& dims) const { return locus
 Tensor Tensor::tril(int64_t diagonal) const { return locus::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return locus::triu(*this, diagonal); }
 Tensor& Tensor::tril_(int64_t diagonal) {
-  autograd::check_not_recording_into(*this, "tril_");
+  if (autograd::record_in_place(*this, "tril_", {}, [&] { return locus::tril(*this, diagonal); })) return *this;
+  autograd::prepare_write(*this, "tril_");
   copy_(locus::tril(*this, diagonal));
   return *this;
 }
 Tensor& Tensor::triu_(int64_t diagonal) {
-  autograd::check_not_recording_into(*this, "triu_");
+  if (autograd::record_in_place(*this, "triu_", {}, [&] { return locus::triu(*this, diagonal); })) return *this;
+  autograd::prepare_write(*this, "triu_");
   copy_(locus::triu(*this, diagonal));
   return *this;
 }

@@ -28,7 +28,7 @@ Tensor StructuredCall::checked_out(const Shape& shape, DType dtype) const {
   if (!castable(dtype, out_.dtype()))
     throw DTypeError(op_prefix(op_) + "result type " + std::string(dtype_name(dtype)) +
                      " can't be cast to the desired output type " + std::string(dtype_name(out_.dtype())));
-  autograd::check_not_recording_into(out_, error_name(op_));  // the public op's name (mm, not matmul)
+  autograd::prepare_write(out_, error_name(op_));  // the public op's name (mm, not matmul)
   for (int i = 0; i < ninputs_; ++i)
     if (autograd::needs_grad({inputs_[i]}))
       throw ValueError(op_prefix(op_) + "the out= form is not differentiable, and an input requires grad; use the "

@@ -233,7 +233,9 @@ void check_values_shape(const Tensor& values, const Shape& target, OpId op) {
 
 Tensor& index_put_impl(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& given, bool accumulate) {
   const OpId op = OpId::IndexPut;
-  autograd::check_not_recording_into(self, "index_put_");
+  // Recorded, the writes below are copies into views of self, which record themselves (Note
+  // [Views and in-place ops]).
+  if (!autograd::in_place_records(self, "index_put_", {&given})) autograd::prepare_write(self, "index_put_");
   const detail::PublicOpScope scope("index_put_");
   ops::common_device(op, {{self, "self"}, {given, "values"}});
   Parsed p = parse(self, indices, op);

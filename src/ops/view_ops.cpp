@@ -23,10 +23,12 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
 }
 
 // Records a view in the graph when `base` needs a gradient. `backward` maps the view's gradient
-// to one of base's shape.
+// to one of base's shape. A result that shares base's buffer is marked as its view, so an
+// in-place op on it updates base's history (Note [Views and in-place ops]).
 Tensor recorded(const Tensor& base, Tensor view, const char* name, std::function<Tensor(const Tensor&)> backward) {
-  if (view.impl() != base.impl() && autograd::needs_grad({&base}))
-    autograd::record_view(name, base, view, std::move(backward));
+  if (view.impl() == base.impl()) return view;
+  if (view.impl()->storage() == base.impl()->storage()) autograd::mark_view(base, view);
+  if (autograd::needs_grad({&base})) autograd::record_view(name, base, view, std::move(backward));
   return view;
 }
 

@@ -138,9 +138,9 @@ TEST(FusedLinearForward, SequentialFoldsALinearAndTheReluAfterIt) {
   // The first Linear and the ReLU became one op; the second Linear has nothing to fold.
   const auto* first = static_cast<const autograd::Node*>(y.impl()->grad_fn().get());
   EXPECT_EQ(grad_fn_name(y), "AddmmBackward0");
-  ASSERT_EQ(first->next.size(), 3u);
-  ASSERT_TRUE(first->next[0]);
-  EXPECT_EQ(std::string(first->next[0]->name()), "AddmmBackward0");  // Linear+ReLU, not ReLU's own node
+  ASSERT_EQ(first->next_functions().size(), 3u);
+  ASSERT_TRUE(first->next_functions()[0].is_valid());
+  EXPECT_EQ(first->next_functions()[0].function->name(), "AddmmBackward0");  // Linear+ReLU, not ReLU's own node
   // The same values as each module in turn.
   const auto lin1 = std::dynamic_pointer_cast<nn::LinearImpl>((*seq)[0]);
   const auto lin2 = std::dynamic_pointer_cast<nn::LinearImpl>((*seq)[2]);

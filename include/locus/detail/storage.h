@@ -94,6 +94,13 @@ class Storage : public RefCounted {
   bool read_only() const noexcept { return read_only_; }
   /// Marks the buffer read-only; done once, before any tensor views it.
   void set_read_only() noexcept { read_only_ = true; }
+  /// The version counter every tensor viewing this buffer shares: each write into the buffer
+  /// (an in-place or out= op, copy_, fill_, an optimizer's update) adds one, and backward
+  /// checks that a tensor saved for it is still at the version it was saved at (Note [Saved
+  /// tensors] in src/autograd/saved_tensor.cpp). PyTorch keeps the counter per view family;
+  /// a buffer is that family here (docs/autograd.md).
+  uint32_t version() const noexcept { return version_.load(std::memory_order_relaxed); }
+  void bump_version() noexcept { version_.fetch_add(1, std::memory_order_relaxed); }
 
   /// Marks the buffer as in use by asynchronous device work; see Note [Host reads wait].
   /// Several copies may read it at once (each batch sent from one pinned buffer).
@@ -117,6 +124,7 @@ class Storage : public RefCounted {
   size_t nbytes_;
   bool pinned_;
   bool read_only_ = false;
+  std::atomic<uint32_t> version_{0};
   mutable std::atomic<bool> has_pending_{false};
   mutable std::mutex pending_mutex_;
   mutable std::vector<std::unique_ptr<PendingWork>> pending_;

@@ -16,7 +16,7 @@ LOCUS_API_BEGIN
 
 namespace locus::autograd {
 class Node;
-struct GradHooks;
+struct AutogradMeta;
 }
 
 namespace locus::detail {
@@ -42,13 +42,28 @@ class TensorImpl : public RefCounted {
   bool requires_grad() const noexcept { return requires_grad_; }
   void set_requires_grad(bool r) noexcept { requires_grad_ = r; }
   /// The node that produced this tensor in the recorded graph (null for leaves and tensors
-  /// made without recording).
+  /// made without recording), and which of that node's forward outputs this tensor is.
   const std::shared_ptr<autograd::Node>& grad_fn() const noexcept { return grad_fn_; }
-  void set_grad_fn(std::shared_ptr<autograd::Node> fn) noexcept { grad_fn_ = std::move(fn); }
-  /// Functions backward() calls on this leaf after adding into its gradient (Tensor::
-  /// register_post_accumulate_grad_hook); null when there are none, so most tensors pay a pointer.
-  const std::shared_ptr<autograd::GradHooks>& grad_hooks() const noexcept { return grad_hooks_; }
-  void set_grad_hooks(std::shared_ptr<autograd::GradHooks> h) noexcept { grad_hooks_ = std::move(h); }
+  uint32_t output_nr() const noexcept { return output_nr_; }
+  void set_grad_fn(std::shared_ptr<autograd::Node> fn, uint32_t output_nr = 0) noexcept {
+    grad_fn_ = std::move(fn);
+    output_nr_ = output_nr;
+  }
+  /// The rarely used autograd state (hooks, a retained gradient); null for most tensors, so
+  /// they pay one pointer (src/autograd/node.h).
+  const std::shared_ptr<autograd::AutogradMeta>& autograd_meta() const noexcept { return autograd_meta_; }
+  void set_autograd_meta(std::shared_ptr<autograd::AutogradMeta> m) noexcept { autograd_meta_ = std::move(m); }
+  /// For a view made by a view op (Note [Views and in-place ops] in src/autograd/in_place.cpp):
+  /// the tensor it views (the first one, never itself a view), and the base's grad_fn when this
+  /// view's grad_fn was made, so an in-place op on the base or on a sibling view, which gives
+  /// the base a new grad_fn, is seen and this view's grad_fn made again.
+  const intrusive_ptr<TensorImpl>& view_base() const noexcept { return view_base_; }
+  const std::shared_ptr<autograd::Node>& view_base_fn() const noexcept { return view_base_fn_; }
+  void set_view_base(intrusive_ptr<TensorImpl> base, std::shared_ptr<autograd::Node> base_fn) noexcept {
+    view_base_ = std::move(base);
+    view_base_fn_ = std::move(base_fn);
+  }
+  void set_view_base_fn(std::shared_ptr<autograd::Node> base_fn) noexcept { view_base_fn_ = std::move(base_fn); }
   /// The accumulated gradient of a leaf (null until backward reaches it).
   const intrusive_ptr<TensorImpl>& grad() const noexcept { return grad_; }
   void set_grad(intrusive_ptr<TensorImpl> g) noexcept { grad_ = std::move(g); }
@@ -96,9 +111,12 @@ class TensorImpl : public RefCounted {
   Device device_;
   bool requires_grad_ = false;
   bool contiguous_ = true;
+  uint32_t output_nr_ = 0;
   std::shared_ptr<autograd::Node> grad_fn_;
-  std::shared_ptr<autograd::GradHooks> grad_hooks_;
+  std::shared_ptr<autograd::AutogradMeta> autograd_meta_;
   intrusive_ptr<TensorImpl> grad_;
+  intrusive_ptr<TensorImpl> view_base_;
+  std::shared_ptr<autograd::Node> view_base_fn_;
 };
 
 }  // namespace locus::detail
