@@ -9,6 +9,8 @@ LOCUS_API_BEGIN
 #include "locus/amp.h"
 #include "locus/attention.h"
 #include "locus/autograd.h"
+#include "locus/autograd/function.h"
+#include "locus/ivalue.h"
 #include "locus/data.h"
 #include "locus/cuda.h"
 #include "locus/device.h"
