@@ -44,6 +44,7 @@ fashion=/usr/share/datasets/fashion-mnist
 "${no_cuda_env[@]}" build/libtorch-programs/mnist_cnn "$fashion" 300 | tail -1
 "${no_cuda_env[@]}" build/libtorch-programs/gan_checkpoint "$fashion" build/libtorch-programs/checkpoints 20 | tail -1
 "${no_cuda_env[@]}" build/libtorch-programs/custom_dataset | tail -1
+"${no_cuda_env[@]}" build/libtorch-programs/wgan_gp "$fashion" 20 | tail -1
 echo "LibTorch programs (tests/libtorch): configured with find_package(Torch), built and ran"
 
 # ---- 3. the Debian packages ------------------------------------------------------------------------

@@ -222,6 +222,16 @@ Tensor& operator*=(Tensor& a, const Tensor& b);
 Tensor& operator*=(Tensor& a, const Scalar& b);
 Tensor& operator/=(Tensor& a, const Tensor& b);
 Tensor& operator/=(Tensor& a, const Scalar& b);
+/// The same on a temporary handle, as LibTorch's member operators allow: `w[5][7] += 1e-3`
+/// writes into the element the view names.
+inline Tensor& operator+=(Tensor&& a, const Tensor& b) { return a += b; }
+inline Tensor& operator+=(Tensor&& a, const Scalar& b) { return a += b; }
+inline Tensor& operator-=(Tensor&& a, const Tensor& b) { return a -= b; }
+inline Tensor& operator-=(Tensor&& a, const Scalar& b) { return a -= b; }
+inline Tensor& operator*=(Tensor&& a, const Tensor& b) { return a *= b; }
+inline Tensor& operator*=(Tensor&& a, const Scalar& b) { return a *= b; }
+inline Tensor& operator/=(Tensor&& a, const Tensor& b) { return a /= b; }
+inline Tensor& operator/=(Tensor&& a, const Scalar& b) { return a /= b; }
 /// Elementwise comparisons returning bool tensors, as in LibTorch.
 Tensor operator<(const Tensor& a, const Tensor& b);
 Tensor operator<(const Tensor& a, const Scalar& b);
