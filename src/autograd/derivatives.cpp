@@ -48,7 +48,7 @@ void record_extreme(bool is_min, const Tensor& x, std::optional<int64_t> dim, bo
     along[static_cast<size_t>(d)] = X.size(d);
     const Tensor positions = arange(X.size(d), TensorOptions().device(X.device())).view(along);
     return {(positions == ik).to(dx) * gk};
-  }, {&x}, {{X, x}, {V, values}});
+  }, {&x}, {{X, x}, {V, values}, {I, indices}});
 }
 
 void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -107,20 +107,21 @@ void record_pick(bool gather, const Tensor& x, int64_t dim, const Tensor& index,
   record(out, gather ? "GatherBackward0" : "IndexSelectBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     const Tensor zero = zeros(sx, TensorOptions().dtype(g.dtype()).device(g.device()));
     return {as(gather ? scatter_add(zero, dim, idx, g) : index_add(zero, dim, idx, g), dx)};
-  }, {&x});
+  }, {&x}, {{idx, index}});
 }
 
 void record_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   const Tensor idx = index.detach();
   const DType ds = self.dtype();
   if (!src.defined()) {
-    record(out, "ScatterBackward1", [=](const Tensor& g) -> std::vector<Tensor> { return {as(scatter(g, dim, idx, 0), ds)}; }, {&self});
+    record(out, "ScatterBackward1", [=](const Tensor& g) -> std::vector<Tensor> { return {as(scatter(g, dim, idx, 0), ds)}; },
+           {&self}, {{idx, index}});
     return;
   }
   const DType dsrc = src.dtype();
   record(out, "ScatterBackward0", [=](const Tensor& g) -> std::vector<Tensor> {
     return {as(scatter(g, dim, idx, 0), ds), as(gather(g, dim, idx), dsrc)};
-  }, {&self, &src});
+  }, {&self, &src}, {{idx, index}});
 }
 
 void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool index_add, double alpha,
@@ -133,7 +134,7 @@ void record_scatter_add(const Tensor& self, int64_t dim, const Tensor& index, co
     if (index_add && alpha != 1) gs = mul(gs, alpha);
     if (!(gs.shape() == src_shape)) gs = gs.reshape(src_shape);  // a 0-dim source of a 0-dim self
     return {as(g, ds), as(gs, dsrc)};
-  }, {&self, &src});
+  }, {&self, &src}, {{idx, index}});
 }
 
 void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out) {
@@ -146,7 +147,7 @@ void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor&
     Tensor gsrc = zeros({src_numel}, TensorOptions().dtype(g.dtype()).device(g.device()));
     gsrc.narrow(0, 0, picked.numel()).copy_(picked);
     return {as(masked_fill(g, m, 0), ds), as(gsrc.view(src_shape), dsrc)};
-  }, {&self, &source});
+  }, {&self, &source}, {{m, mask}});
 }
 
 void record_index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const Tensor& out) {

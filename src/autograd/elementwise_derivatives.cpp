@@ -250,7 +250,7 @@ void record_where(const Tensor& condition, const Tensor& a, const Tensor& b, con
     if (need_a) grads[0] = sum_to(where(C, g, zero), sa, da);
     if (need_b) grads[1] = sum_to(where(C, zero, g), sb, db);
     return grads;
-  }, {&a, &b});
+  }, {&a, &b}, {{C, condition}});
 }
 
 }  // namespace

@@ -75,7 +75,9 @@ AutogradMeta& autograd_meta(const Tensor& t) {
 FunctionNode::FunctionNode(const char* name, Backward backward)
     : name_(name), backward_(std::move(backward)), sequence_(g_node_sequence.fetch_add(1, std::memory_order_relaxed)) {}
 
-void FunctionNode::save(const Tensor& held, const Tensor& from, bool is_output) { saved_.emplace_back(held, from, is_output); }
+void FunctionNode::save(const Tensor& held, const Tensor& from, bool is_output, Edge edge) {
+  saved_.emplace_back(held, from, is_output, std::move(edge));
+}
 
 void FunctionNode::recompute_with(const std::vector<Tensor>& inputs, Recompute recompute) {
   double_backward_ = DoubleBackward::Recompute;
@@ -202,9 +204,16 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
 
 namespace {
 
-FunctionNode& link(const Tensor& out, std::shared_ptr<FunctionNode> node, std::initializer_list<SaveFrom> saved) {
-  for (const SaveFrom& s : saved)
-    if (s.held.defined()) node->save(s.held, s.from, s.from.impl() == out.impl());
+// `input_of(impl)`: the index of the input with that impl, or -1 (its edge is reused, so a
+// saved leaf gets the node's own AccumulateGrad rather than a second one).
+template <class InputOf>
+FunctionNode& link(const Tensor& out, std::shared_ptr<FunctionNode> node, std::initializer_list<SaveFrom> saved, InputOf input_of) {
+  for (const SaveFrom& s : saved) {
+    if (!s.held.defined()) continue;
+    const bool is_output = s.from.impl() == out.impl();
+    const int i = is_output ? -1 : input_of(s.from.impl());
+    node->save(s.held, s.from, is_output, i >= 0 ? node->next_functions()[static_cast<size_t>(i)] : Edge());
+  }
   FunctionNode& ref = *node;
   out.impl()->set_grad_fn(std::move(node), 0);
   out.impl()->set_requires_grad(true);
@@ -217,14 +226,25 @@ FunctionNode& record(const Tensor& out, const char* name, FunctionNode::Backward
                      std::initializer_list<const Tensor*> inputs, std::initializer_list<SaveFrom> saved) {
   auto node = std::make_shared<FunctionNode>(name, std::move(backward));
   for (const Tensor* t : inputs) node->add_next_edge(gradient_edge(*t));
-  return link(out, std::move(node), saved);
+  return link(out, std::move(node), saved, [&inputs](const detail::TensorImpl* impl) {
+    int i = 0;
+    for (const Tensor* t : inputs) {
+      if (t->defined() && t->impl() == impl) return i;
+      ++i;
+    }
+    return -1;
+  });
 }
 
 FunctionNode& record(const Tensor& out, const char* name, FunctionNode::Backward backward, const std::vector<Tensor>& inputs,
                      std::initializer_list<SaveFrom> saved) {
   auto node = std::make_shared<FunctionNode>(name, std::move(backward));
   for (const Tensor& t : inputs) node->add_next_edge(gradient_edge(t));
-  return link(out, std::move(node), saved);
+  return link(out, std::move(node), saved, [&inputs](const detail::TensorImpl* impl) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].defined() && inputs[i].impl() == impl) return static_cast<int>(i);
+    return -1;
+  });
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype) {

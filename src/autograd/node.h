@@ -48,7 +48,7 @@ class FunctionNode final : public Node {
 
   /// Declares a tensor the backward holds (`held`, detached) and the tensor it was taken from
   /// (an input of the op, or its output).
-  void save(const Tensor& held, const Tensor& from, bool is_output);
+  void save(const Tensor& held, const Tensor& from, bool is_output, Edge edge = {});
   /// Marks the backward as a fused kernel whose double backward recomputes the forward with
   /// `recompute` from `inputs` (held here until the graph is freed).
   void recompute_with(const std::vector<Tensor>& inputs, Recompute recompute);

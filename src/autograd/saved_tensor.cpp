@@ -49,7 +49,7 @@ std::string legacy_type_name(const Tensor& t) {
 
 }  // namespace
 
-SavedTensor::SavedTensor(const Tensor& held, const Tensor& from, bool is_output)
+SavedTensor::SavedTensor(const Tensor& held, const Tensor& from, bool is_output, Edge edge)
     : held_(held.defined() ? held.impl() : nullptr),
       version_(held.defined() ? held.impl()->storage()->version() : 0),
       is_output_(is_output),
@@ -58,8 +58,9 @@ SavedTensor::SavedTensor(const Tensor& held, const Tensor& from, bool is_output)
       // has its history already, and attach() or unalias() must never touch a user's tensor.
       private_(held.defined() && !held.requires_grad() && !held.impl()->grad_fn()),
       // An output is saved before its node is linked to it, so it does not require grad yet.
-      requires_grad_(held.defined() && (is_output || from.requires_grad())) {
-  if (!is_output && requires_grad_) edge_ = gradient_edge(from);
+      requires_grad_(held.defined() && (is_output || from.requires_grad())),
+      edge_(std::move(edge)) {
+  if (!is_output && requires_grad_ && !edge_.is_valid()) edge_ = gradient_edge(from);
 }
 
 void SavedTensor::check_version(const Node& node) const {

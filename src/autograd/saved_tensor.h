@@ -17,7 +17,8 @@ class SavedTensor {
   /// `held`: the detached tensor the backward function captured; `from`: the tensor it was
   /// taken from. `is_output`: `from` is the output of the node that holds it, whose edge is the
   /// node itself (a shared pointer to it here would keep the node alive forever).
-  SavedTensor(const Tensor& held, const Tensor& from, bool is_output);
+  /// `edge`: from's edge when the caller has it already (record() does), else it is looked up.
+  SavedTensor(const Tensor& held, const Tensor& from, bool is_output, Edge edge = {});
 
   /// A ValueError with PyTorch's message when the data changed since it was saved (an in-place
   /// op wrote into it, or into another view of its buffer). `node` names the holder.

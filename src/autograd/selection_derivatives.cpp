@@ -30,7 +30,7 @@ void record_selection(const Tensor& x, int64_t dim, bool whole, const Tensor& va
     const Tensor positions = arange(n, TensorOptions().device(g.device()));
     const Tensor picked = (eq(il, positions)).to(g.dtype());
     return {as(sum(picked * gl, Shape{-2}).transpose(dim, -1).contiguous(), dx)};
-  }, {&x});
+  }, {&x}, {{I, indices}});
 }
 
 void record_scan(bool prod, const Tensor& x, int64_t dim, const Tensor& out) {

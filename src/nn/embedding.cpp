@@ -86,7 +86,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
     }
     const Tensor table = zeros(weight_shape, TensorOptions().dtype(rows_grad.dtype()).device(rows_grad.device()));
     return {index_add(table, 0, ids, rows_grad)};
-  }, {&weight});
+  }, {&weight}, {{ids, input}});
   return out;
 }
 

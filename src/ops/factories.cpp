@@ -343,6 +343,17 @@ namespace {
 void fill_random_in_place(Tensor& t, const char* name, const char* kernel, const std::string& bad_arguments, OpId op,
                           double low, double high) {
   const detail::PublicOpScope scope(name);
+  // On a tensor in the graph (a non-leaf), the new values have no history (PyTorch's
+  // UniformBackward0, NormalBackward0 give zeros); the fill of the fresh tensor makes the
+  // checks below.
+  if (autograd::in_place_records(t, name, {})) {
+    autograd::record_in_place(t, name, {}, [&] {
+      Tensor fresh = empty(t.shape(), TensorOptions().dtype(t.dtype()).device(t.device()));
+      fill_random_in_place(fresh, name, kernel, bad_arguments, op, low, high);
+      return fresh;
+    });
+    return;
+  }
   autograd::prepare_write(t, name);
   if (!t.is_floating_point())
     throw DTypeError(detail::error_prefix(name) + "\"" + kernel + "\" not implemented for '" +
