@@ -29,7 +29,8 @@ TEST(GraphApi, GradFnNamesAndEdgesFollowPyTorch) {
   EXPECT_EQ(y.grad_fn()->next_functions()[0].function->name(), "AccumulateGrad");
   // A number operand has no edge; a tensor that needs no gradient has an invalid one.
   const Tensor c = ones({2, 2});
-  const auto& mixed = (x * c).grad_fn()->next_functions();
+  const Tensor product = x * c;
+  const auto& mixed = product.grad_fn()->next_functions();
   ASSERT_EQ(mixed.size(), 2u);
   EXPECT_TRUE(mixed[0].is_valid());
   EXPECT_FALSE(mixed[1].is_valid());
