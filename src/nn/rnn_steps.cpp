@@ -1,0 +1,29 @@
+// The recurrences' time steps (rnn_steps.h).
+
+#include "src/nn/rnn_steps.h"
+
+#include <vector>
+
+#include "locus/elementwise.h"
+#include "locus/shape_ops.h"
+
+namespace locus::nn::detail {
+
+Tensor rnn_step(const Tensor& pre, bool relu) { return relu ? locus::relu(pre) : locus::tanh(pre); }
+
+std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c) {
+  const std::vector<Tensor> g = chunk(gates, 4, 1);
+  const Tensor in_gate = sigmoid(g[0]), forget_gate = sigmoid(g[1]), cell_gate = locus::tanh(g[2]),
+               out_gate = sigmoid(g[3]);
+  const Tensor c_next = forget_gate * c + in_gate * cell_gate;
+  return {out_gate * locus::tanh(c_next), c_next};
+}
+
+Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h) {
+  const std::vector<Tensor> i = chunk(gi, 3, 1), hh = chunk(gh, 3, 1);
+  const Tensor reset_gate = sigmoid(i[0] + hh[0]), update_gate = sigmoid(i[1] + hh[1]);
+  const Tensor new_gate = locus::tanh(i[2] + reset_gate * hh[2]);
+  return (h - new_gate) * update_gate + new_gate;
+}
+
+}  // namespace locus::nn::detail

@@ -1,0 +1,26 @@
+#pragma once
+// One time step of each recurrence, after its projections: what nn::RNNCell, LSTMCell and
+// GRUCell compute and what the layers of nn::RNN, LSTM and GRU repeat (src/nn/rnn.cpp). Each is
+// a composition of differentiable ops, so autograd needs nothing of its own. Gate order and
+// formulas are PyTorch's: LSTM i, f, g, o; GRU r, z, n.
+
+#include <tuple>
+
+#include "locus/tensor.h"
+
+namespace locus::nn::detail {
+
+/// An Elman step: tanh(pre) or relu(pre), pre = x W_ih^T + b_ih + h W_hh^T + b_hh.
+Tensor rnn_step(const Tensor& pre, bool relu);
+
+/// An LSTM step from the summed gates [B, 4H] (both projections and both biases) and c [B, H]:
+/// {h' (before any projection), c'} with c' = sigmoid(f) c + sigmoid(i) tanh(g) and
+/// h' = sigmoid(o) tanh(c').
+std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c);
+
+/// A GRU step from the input's projection gi [B, 3H] (with b_ih), the hidden state's gh [B, 3H]
+/// (with b_hh) and h [B, H]: r, z = sigmoid(gi + gh), n = tanh(gi_n + r gh_n), h' = (h - n) z + n
+/// (PyTorch's order of operations).
+Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h);
+
+}  // namespace locus::nn::detail
