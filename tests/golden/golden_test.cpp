@@ -156,7 +156,7 @@ std::string run_case(const Case& c, const std::string& device, const std::string
   }
   const bool exact = family_name == "elementwise" || family_name == "factories" ||
                      (family_name == "shape" && c.op != "matmul" && c.op != "mm");
-  const Rounding rounding = family_name == "transformer" ? Rounding::Chains
+  const Rounding rounding = family_name == "transformer" || family_name == "rnn" ? Rounding::Chains
                             : exact                      ? Rounding::Exact
                                                          : Rounding::Accumulates;
   // The sign of a zero result is checked where IEEE 754 defines it (maximum(0.0, -0.0) or
