@@ -2,8 +2,8 @@
 // sets them beside PyTorch measured in the same run. The method is the PyTorch side's own
 // (calibrated repeat count, warm-up, median of samples), hence a small harness here rather
 // than Google Benchmark, whose statistics differ.
-//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday,cnn,attention]
-// (cnn and attention only when asked for, as the PyTorch side's default leaves them out)
+//   locus_cpu_bench --json out.json [--only overhead,matmul,elementwise,mlp,convert,amp,everyday,cnn,attention,rnn]
+// (cnn, attention and rnn only when asked for, as the PyTorch side's default leaves them out)
 // The `everyday` rows (sort, topk, scans, scatters, batched products, einsum, the optimizer step
 // with parameter groups) have no PyTorch side in ../shared/bench: bench/libtorch/libtorch_everyday_bench.cpp
 // times the same bodies in LibTorch, and bench/everyday_bench.sh runs both in the same rounds.
@@ -387,6 +387,38 @@ void attention() {
   }, "ms", ms, 11, 0.1);
 }
 
+// The rnn row of ../shared/bench (--only rnn): a word-level LSTM language model's training
+// step, Embedding(1000, 128) -> LSTM(128, 256, 2 layers) -> Linear(256, 1000) over tokens
+// [35, 32] (sequence-first, as LibTorch's), cross_entropy, SGD(0.1).
+struct LstmLMImpl : nn::Module {
+  LstmLMImpl(int64_t vocab, int64_t embed, int64_t hidden, int64_t layers) {
+    emb = register_module("emb", nn::Embedding(vocab, embed));
+    lstm = register_module("lstm", nn::LSTM(nn::LSTMOptions(embed, hidden).num_layers(layers)));
+    head = register_module("head", nn::Linear(hidden, vocab));
+  }
+  Tensor forward(const Tensor& idx) { return head(std::get<0>(lstm(emb(idx)))); }
+  nn::Embedding emb{nullptr};
+  nn::LSTM lstm{nullptr};
+  nn::Linear head{nullptr};
+};
+LOCUS_MODULE(LstmLM);
+
+void rnn() {
+  manual_seed(0);
+  const int64_t V = 1000, L = 35, B = 32;
+  LstmLM model(V, 128, 256, 2);
+  model->train();
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+  const Tensor x = randint(0, V, {L, B}), y = randint(0, V, {L, B});
+  run("lstm_lm_train_step_b32", [&](long n) {
+    for (long i = 0; i < n; ++i) {
+      opt.zero_grad();
+      nn::functional::cross_entropy(model(x).view({-1, V}), y.view({-1})).backward();
+      opt.step();
+    }
+  }, "ms", ms, 11, 0.1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -400,5 +432,6 @@ int main(int argc, char** argv) {
   if (opt.wants("everyday")) everyday();
   if (opt.wants("cnn")) cnn();
   if (opt.wants("attention")) attention();
+  if (opt.wants("rnn")) rnn();
   if (!opt.json.empty()) g_bench.write_json(opt.json, "locus", std::string("{\"version\": \"") + version() + "\"}");
 }
