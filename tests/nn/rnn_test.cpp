@@ -13,6 +13,7 @@
 
 #include "locus/locus.h"
 #include "tests/expect_error.h"
+#include "tests/serialize/torch_script.h"
 #include "tests/test_util.h"
 
 namespace locus {
@@ -102,6 +103,24 @@ TEST(Recurrent, LoadingAStateDictGivesTheSameOutputs) {
   const std::vector<double> before = values(c->parameters()[0]);
   EXPECT_THROW(c->load_state_dict(a->state_dict()), ValueError);
   EXPECT_EQ(values(c->parameters()[0]), before);
+}
+
+// A state_dict saved by PyTorch's torch.save (nn.LSTM(3, 5, num_layers=2, bidirectional=True,
+// proj_size=2) after three SGD steps; tests/serialize/make_pytorch_checkpoints.py) loads as it
+// is and computes PyTorch's outputs.
+TEST(Recurrent, PyTorchsLstmStateDictLoadsAndComputesPyTorchsOutputs) {
+  const auto dir = testing::source_path("tests/serialize/pytorch_checkpoints");
+  ASSERT_FALSE(dir.empty());
+  nn::LSTM lstm(nn::LSTMOptions(3, 5).num_layers(2).bidirectional(true).proj_size(2));
+  const auto result = lstm->load_state_dict(load((dir / "lstm.pt").string()));
+  EXPECT_TRUE(result.missing_keys.empty());
+  EXPECT_TRUE(result.unexpected_keys.empty());
+  const auto io = load((dir / "lstm_forward.safetensors").string());
+  NoGradGuard no_grad;
+  auto [y, hc] = lstm(io.at("input"), std::make_tuple(io.at("h0"), io.at("c0")));
+  expect_close(y, io.at("output"), 1e-6);
+  expect_close(std::get<0>(hc), io.at("h_n"), 1e-6);
+  expect_close(std::get<1>(hc), io.at("c_n"), 1e-6);
 }
 
 TEST(Recurrent, OptionsAndPrintedFormsArePyTorchs) {

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Writes the PyTorch checkpoints that tests/serialize/pytorch_checkpoint_test.cpp loads, and
-what the test compares them with, into tests/serialize/pytorch_checkpoints/.
+"""Writes the PyTorch checkpoints that tests/serialize/pytorch_checkpoint_test.cpp and
+tests/nn/rnn_test.cpp load, and what the tests compare them with, into
+tests/serialize/pytorch_checkpoints/.
 
 Run with Debian's python3-torch (1.13):  /usr/bin/python3 tests/serialize/make_pytorch_checkpoints.py
 The outputs are committed (a few KB), so the test needs no PyTorch. Every checkpoint is written
@@ -90,6 +91,22 @@ def main():
 
     # torch < 1.6's format, which the loader refuses with advice.
     torch.save({"w": torch.ones(2)}, os.path.join(OUT, "legacy.pt"), _use_new_zipfile_serialization=False)
+
+    # An LSTM's state_dict (two layers, bidirectional, projections: every kind of parameter name)
+    # after a few SGD steps, and its forward on a batch with given states, for tests/nn/rnn_test.cpp.
+    torch.manual_seed(41)
+    lstm = nn.LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2)
+    opt = torch.optim.SGD(lstm.parameters(), lr=0.5)
+    for _ in range(3):
+        opt.zero_grad()
+        lstm(torch.randn(4, 2, 3))[0].pow(2).sum().backward()
+        opt.step()
+    x, h0, c0 = torch.randn(6, 2, 3), torch.randn(4, 2, 2), torch.randn(4, 2, 5)
+    with torch.no_grad():
+        y, (h, c) = lstm(x, (h0, c0))
+    torch.save(lstm.state_dict(), os.path.join(OUT, "lstm.pt"))
+    save_safetensors({"input": x, "h0": h0, "c0": c0, "output": y, "h_n": h, "c_n": c},
+                     os.path.join(OUT, "lstm_forward.safetensors"))
 
 
 if __name__ == "__main__":
