@@ -20,21 +20,21 @@ namespace locus::nn {
 namespace detail {
 
 template <class Derived>
-RNNCellImplBase<Derived>::RNNCellImplBase(int64_t input_size, int64_t hidden_size, bool bias, int64_t num_chunks)
-    : input_size_(input_size), hidden_size_(hidden_size), num_chunks_(num_chunks), bias_(bias) {
-  if (input_size < 0 || hidden_size <= 0)
+RNNCellImplBase<Derived>::RNNCellImplBase(const RNNCellOptionsBase& o) : options_base(o) {
+  if (o.input_size() < 0 || o.hidden_size() <= 0)
     throw ValueError(module_type_name(typeid(Derived)) +
                      ": input_size must not be negative and hidden_size must be positive, got " +
-                     std::to_string(input_size) + " and " + std::to_string(hidden_size));
+                     std::to_string(o.input_size()) + " and " + std::to_string(o.hidden_size()));
   reset();
 }
 
 template <class Derived>
 void RNNCellImplBase<Derived>::reset() {
-  const int64_t gates = num_chunks_ * hidden_size_;
-  weight_ih = this->register_parameter("weight_ih", empty({gates, input_size_}));
-  weight_hh = this->register_parameter("weight_hh", empty({gates, hidden_size_}));
-  if (bias_) {
+  const RNNCellOptionsBase& o = options_base;
+  const int64_t gates = o.num_chunks() * o.hidden_size();
+  weight_ih = this->register_parameter("weight_ih", empty({gates, o.input_size()}));
+  weight_hh = this->register_parameter("weight_hh", empty({gates, o.hidden_size()}));
+  if (o.bias()) {
     bias_ih = this->register_parameter("bias_ih", empty({gates}));
     bias_hh = this->register_parameter("bias_hh", empty({gates}));
   } else {
@@ -46,15 +46,15 @@ void RNNCellImplBase<Derived>::reset() {
 template <class Derived>
 void RNNCellImplBase<Derived>::reset_parameters() {
   NoGradGuard no_grad;
-  const double bound = 1.0 / std::sqrt(static_cast<double>(hidden_size_));
+  const double bound = 1.0 / std::sqrt(static_cast<double>(options_base.hidden_size()));
   for (Tensor w : {weight_ih, weight_hh, bias_ih, bias_hh})
     if (w.defined()) init::uniform_(w, -bound, bound);
 }
 
 template <class Derived>
 std::string RNNCellImplBase<Derived>::extra_repr() const {
-  std::string s = std::to_string(input_size_) + ", " + std::to_string(hidden_size_);
-  if (!bias_) s += ", bias=False";
+  std::string s = std::to_string(options_base.input_size()) + ", " + std::to_string(options_base.hidden_size());
+  if (!options_base.bias()) s += ", bias=False";
   const std::string nonlinearity = nonlinearity_str();
   if (!nonlinearity.empty() && nonlinearity != "tanh") s += ", nonlinearity=" + nonlinearity;
   return s;
@@ -67,9 +67,9 @@ bool RNNCellImplBase<Derived>::check_forward_input(const Tensor& input) const {
   if (input.dim() != 1 && input.dim() != 2)
     throw ShapeError(name + ": Expected input to be 1-D or 2-D but received " + std::to_string(input.dim()) +
                      "-D tensor");
-  if (input.size(-1) != input_size_)
+  if (input.size(-1) != options_base.input_size())
     throw ShapeError(name + ": input has inconsistent input_size: got " + std::to_string(input.size(-1)) +
-                     " expected " + std::to_string(input_size_));
+                     " expected " + std::to_string(options_base.input_size()));
   return input.dim() == 2;
 }
 
@@ -82,9 +82,9 @@ void RNNCellImplBase<Derived>::check_forward_hidden(const Tensor& input, const T
   if (input.size(0) != hx.size(0))
     throw ShapeError(name + ": Input batch size " + std::to_string(input.size(0)) + " doesn't match " + label +
                      " batch size " + std::to_string(hx.size(0)));
-  if (hx.size(1) != hidden_size_)
+  if (hx.size(1) != options_base.hidden_size())
     throw ShapeError(name + ": " + label + " has inconsistent hidden_size: got " + std::to_string(hx.size(1)) +
-                     ", expected " + std::to_string(hidden_size_));
+                     ", expected " + std::to_string(options_base.hidden_size()));
 }
 
 template class RNNCellImplBase<RNNCellImpl>;
@@ -104,7 +104,7 @@ Tensor batched_state(const Tensor& state, const Tensor& input, int64_t hidden_si
 }  // namespace detail
 
 RNNCellImpl::RNNCellImpl(const RNNCellOptions& o)
-    : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 1), options(o) {}
+    : RNNCellImplBase(detail::RNNCellOptionsBase(o.input_size(), o.hidden_size(), o.bias(), 1)), options(o) {}
 
 std::string RNNCellImpl::nonlinearity_str() const { return options.nonlinearity().name(); }
 
@@ -119,7 +119,7 @@ Tensor RNNCellImpl::forward(const Tensor& input_in, Tensor hx) {
 }
 
 LSTMCellImpl::LSTMCellImpl(const LSTMCellOptions& o)
-    : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 4), options(o) {}
+    : RNNCellImplBase(detail::RNNCellOptionsBase(o.input_size(), o.hidden_size(), o.bias(), 4)), options(o) {}
 
 std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input_in, std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
   const bool batched = check_forward_input(input_in);
@@ -139,7 +139,7 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input_in, std::op
 }
 
 GRUCellImpl::GRUCellImpl(const GRUCellOptions& o)
-    : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 3), options(o) {}
+    : RNNCellImplBase(detail::RNNCellOptionsBase(o.input_size(), o.hidden_size(), o.bias(), 3)), options(o) {}
 
 Tensor GRUCellImpl::forward(const Tensor& input_in, Tensor hx) {
   const bool batched = check_forward_input(input_in);

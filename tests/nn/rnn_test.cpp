@@ -137,6 +137,9 @@ TEST(Recurrent, OptionsAndPrintedFormsArePyTorchs) {
   EXPECT_EQ(o.num_layers(), 3);
   EXPECT_EQ(o.proj_size(), 2);
   EXPECT_EQ(nn::RNNOptions(1, 2).nonlinearity().kind, nn::RNNNonlinearity::Tanh);
+  EXPECT_EQ(nn::LSTMCell(3, 4)->options_base.num_chunks(), 4);
+  EXPECT_EQ(nn::GRU(nn::GRUOptions(3, 4).num_layers(2))->options_base.num_layers(), 2);
+  EXPECT_EQ(nn::RNN(nn::RNNOptions(3, 4).nonlinearity("relu"))->options_base.mode(), nn::detail::RNNMode::RNN_RELU);
   EXPECT_THROW(nn::RNNOptions(1, 2).nonlinearity("gelu"), ValueError);
   EXPECT_THROW(nn::RNNOptions(1, 2).nonlinearity(nn::kGELU), ValueError);
 }

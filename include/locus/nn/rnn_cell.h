@@ -27,8 +27,8 @@ namespace detail {
 template <class Derived>
 class RNNCellImplBase : public Cloneable<Derived> {
  public:
-  /// A cell from input_size to hidden_size features whose weights stack `num_chunks` gates.
-  RNNCellImplBase(int64_t input_size, int64_t hidden_size, bool bias, int64_t num_chunks);
+  /// A cell with these sizes; ValueError for a negative input_size or a hidden_size below 1.
+  explicit RNNCellImplBase(const RNNCellOptionsBase& options_base);
   /// Registers weight_ih, weight_hh (and bias_ih, bias_hh) and initialises them.
   void reset() override;
   /// PyTorch's initialisation: every parameter uniform in +-1/sqrt(hidden_size).
@@ -43,6 +43,8 @@ class RNNCellImplBase : public Cloneable<Derived> {
   Tensor bias_ih;
   /// [num_chunks * hidden_size] (undefined without bias).
   Tensor bias_hh;
+  /// The sizes every cell has (LibTorch's options_base).
+  RNNCellOptionsBase options_base;
 
  protected:
   /// ShapeError unless input is 1-D or 2-D with input_size features; returns whether batched.
@@ -52,10 +54,6 @@ class RNNCellImplBase : public Cloneable<Derived> {
   void check_forward_hidden(const Tensor& input, const Tensor& hx, const char* label) const;
   /// The nonlinearity printed by extra_repr (RNNCell's), empty for the others.
   virtual std::string nonlinearity_str() const { return {}; }
-
- private:
-  int64_t input_size_, hidden_size_, num_chunks_;
-  bool bias_;
 };
 
 }  // namespace detail

@@ -70,6 +70,22 @@ struct RNNOptionsBase {
   LOCUS_ARG(int64_t, proj_size) = 0;
 };
 
+/// What every cell has, which RNNCellImplBase reads (LibTorch's RNNCellOptionsBase): sizes,
+/// biases and how many gates the weights stack (1 for RNNCell, 4 for LSTMCell, 3 for GRUCell).
+struct RNNCellOptionsBase {
+  /// A cell from input_size to hidden_size features with num_chunks gates.
+  RNNCellOptionsBase(int64_t input_size, int64_t hidden_size, bool bias, int64_t num_chunks)
+      : input_size_(input_size), hidden_size_(hidden_size), bias_(bias), num_chunks_(num_chunks) {}
+  /// Features of the input x.
+  LOCUS_ARG(int64_t, input_size);
+  /// Features of the state.
+  LOCUS_ARG(int64_t, hidden_size);
+  /// Biases b_ih and b_hh.
+  LOCUS_ARG(bool, bias);
+  /// Gates stacked in the weights.
+  LOCUS_ARG(int64_t, num_chunks);
+};
+
 }  // namespace detail
 
 /// Options of nn::RNN: `RNNOptions(10, 20).num_layers(2).nonlinearity(nn::kReLU)`.
