@@ -386,6 +386,7 @@ std::tuple<Tensor, Tensor> RNNImplBase<Derived>::forward_one_state(const Tensor&
   const Shape expected = expected_hidden_size(p.batch);
   if (!hx.defined()) hx = zero_state(expected, input);
   check_hidden_size(hx, expected, "hidden");
+  check_operands(name, flat_weights_.front(), {{"input", &input}, {"hx", &hx}});
   auto [rows, h, c] = run_layers(p.rows, p.batch_sizes, hx, Tensor());
   const Tensor out = from_rows(rows, p, batch_first);
   if (!batched) return {out.squeeze(batch_first ? 0 : 1), h.squeeze(1)};
@@ -400,6 +401,7 @@ std::tuple<utils::rnn::PackedSequence, Tensor> RNNImplBase<Derived>::forward_one
   const Shape expected = expected_hidden_size(batch_sizes.front());
   hx = hx.defined() ? permute_state(hx, packed.sorted_indices()) : zero_state(expected, packed.data());
   check_hidden_size(hx, expected, "hidden");
+  check_operands(layer_name(options_base.mode()), flat_weights_.front(), {{"input", &packed.data()}, {"hx", &hx}});
   auto [rows, h, c] = run_layers(packed.data(), batch_sizes, hx, Tensor());
   return {utils::rnn::PackedSequence(rows, packed.batch_sizes(), packed.sorted_indices(), packed.unsorted_indices()),
           permute_state(h, packed.unsorted_indices())};
@@ -503,6 +505,7 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   if (!hx_opt) hx = detail::zero_state(expected_h, input), cx = detail::zero_state(expected_c, input);
   check_hidden_size(hx, expected_h, "hidden[0]");
   check_hidden_size(cx, expected_c, "hidden[1]");
+  detail::check_operands("LSTM", flat_weights_.front(), {{"input", &input}, {"hx", &hx}, {"cx", &cx}});
   auto [rows, h, c] = run_layers(p.rows, p.batch_sizes, hx, cx);
   const Tensor out = detail::from_rows(rows, p, batch_first);
   if (!batched) return {out.squeeze(batch_first ? 0 : 1), {h.squeeze(1), c.squeeze(1)}};
@@ -525,6 +528,7 @@ std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::for
   }
   check_hidden_size(hx, expected_h, "hidden[0]");
   check_hidden_size(cx, expected_c, "hidden[1]");
+  detail::check_operands("LSTM", flat_weights_.front(), {{"input", &packed.data()}, {"hx", &hx}, {"cx", &cx}});
   auto [rows, h, c] = run_layers(packed.data(), batch_sizes, hx, cx);
   return {utils::rnn::PackedSequence(rows, packed.batch_sizes(), packed.sorted_indices(), packed.unsorted_indices()),
           {detail::permute_state(h, packed.unsorted_indices()), detail::permute_state(c, packed.unsorted_indices())}};

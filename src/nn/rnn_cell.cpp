@@ -113,6 +113,7 @@ Tensor RNNCellImpl::forward(const Tensor& input_in, Tensor hx) {
   const Tensor input = batched ? input_in : input_in.unsqueeze(0);
   hx = detail::batched_state(hx, input, options.hidden_size(), batched);
   check_forward_hidden(input, hx, "hidden0");
+  detail::check_operands("RNNCell", weight_ih, {{"input", &input}, {"hx", &hx}});
   const Tensor h = detail::rnn_step(linear(input, weight_ih, bias_ih) + linear(hx, weight_hh, bias_hh),
                                     options.nonlinearity().kind == RNNNonlinearity::ReLU);
   return batched ? h : h.squeeze(0);
@@ -133,6 +134,7 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input_in, std::op
   cx = detail::batched_state(cx, input, options.hidden_size(), batched);
   check_forward_hidden(input, hx, "hidden0");
   check_forward_hidden(input, cx, "hidden1");
+  detail::check_operands("LSTMCell", weight_ih, {{"input", &input}, {"hx", &hx}, {"cx", &cx}});
   auto [h, c] = detail::lstm_step(linear(input, weight_ih, bias_ih) + linear(hx, weight_hh, bias_hh), cx);
   if (!batched) return {h.squeeze(0), c.squeeze(0)};
   return {h, c};
@@ -146,6 +148,7 @@ Tensor GRUCellImpl::forward(const Tensor& input_in, Tensor hx) {
   const Tensor input = batched ? input_in : input_in.unsqueeze(0);
   hx = detail::batched_state(hx, input, options.hidden_size(), batched);
   check_forward_hidden(input, hx, "hidden0");
+  detail::check_operands("GRUCell", weight_ih, {{"input", &input}, {"hx", &hx}});
   const Tensor h = detail::gru_step(linear(input, weight_ih, bias_ih), linear(hx, weight_hh, bias_hh), hx);
   return batched ? h : h.squeeze(0);
 }

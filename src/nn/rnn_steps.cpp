@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "locus/elementwise.h"
+#include "locus/errors.h"
 #include "locus/shape_ops.h"
 
 namespace locus::nn::detail {
@@ -24,6 +25,19 @@ Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h) {
   const Tensor reset_gate = sigmoid(i[0] + hh[0]), update_gate = sigmoid(i[1] + hh[1]);
   const Tensor new_gate = locus::tanh(i[2] + reset_gate * hh[2]);
   return (h - new_gate) * update_gate + new_gate;
+}
+
+void check_operands(const std::string& layer, const Tensor& weight,
+                    std::initializer_list<std::pair<const char*, const Tensor*>> operands) {
+  for (const auto& [name, t] : operands) {
+    if (!t->defined()) continue;
+    if (t->device() != weight.device()) throw DeviceMismatchError(weight.device(), t->device(), name, layer);
+    if (t->dtype() != weight.dtype())
+      throw DTypeError(layer + ": " + name + " is " + std::string(dtype_name(t->dtype())) + " but the parameters are " +
+                       std::string(dtype_name(weight.dtype())) + "; convert " + name + " with .to(" +
+                       std::string(dtype_name(weight.dtype())) + ") or the module with ->to(" +
+                       std::string(dtype_name(t->dtype())) + ")");
+  }
 }
 
 }  // namespace locus::nn::detail

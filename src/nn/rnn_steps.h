@@ -4,7 +4,10 @@
 // a composition of differentiable ops, so autograd needs nothing of its own. Gate order and
 // formulas are PyTorch's: LSTM i, f, g, o; GRU r, z, n.
 
+#include <initializer_list>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "locus/tensor.h"
 
@@ -22,5 +25,12 @@ std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c);
 /// (with b_hh) and h [B, H]: r, z = sigmoid(gi + gh), n = tanh(gi_n + r gh_n), h' = (h - n) z + n
 /// (PyTorch's order of operations).
 Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h);
+
+/// The layer's own check of its operands before any op runs, so that a mismatch names the layer
+/// and the argument (PyTorch: "mat1 and mat2 must have the same dtype"): each defined operand
+/// must be on the parameters' device (DeviceMismatchError naming `layer` and the operand) and of
+/// their dtype (DTypeError saying which to convert).
+void check_operands(const std::string& layer, const Tensor& weight,
+                    std::initializer_list<std::pair<const char*, const Tensor*>> operands);
 
 }  // namespace locus::nn::detail

@@ -295,7 +295,27 @@ TEST(Recurrent, RunsOnTheSimDevice) {
   const Tensor sim = std::get<0>(lstm(x.to(Device("sim:0"))));
   EXPECT_EQ(sim.device(), Device("sim:0"));
   EXPECT_EQ(values(sim.cpu()), values(cpu));
-  EXPECT_THROW(lstm(x), DeviceMismatchError);
+  try {
+    lstm(x);
+    ADD_FAILURE() << "no DeviceMismatchError";
+  } catch (const DeviceMismatchError& e) {
+    EXPECT_EQ(e.argument(), "input");
+    EXPECT_EQ(e.op(), "LSTM");
+  }
+}
+
+// A dtype mismatch names the layer and the operand before any op runs (PyTorch: "mat1 and mat2
+// must have the same dtype").
+TEST(Recurrent, DtypeMismatchNamesTheLayerAndTheOperand) {
+  nn::GRU gru(3, 4);
+  testing::expect_error<DTypeError>([&] { gru(zeros({2, 1, 3}, kFloat64)); },
+                                    "GRU: input is float64 but the parameters are float32; convert input with "
+                                    ".to(float32) or the module with ->to(float64)");
+  EXPECT_THROW(gru(zeros({2, 1, 3}), zeros({1, 1, 4}, kFloat64)), DTypeError);
+  nn::LSTM lstm(3, 4);
+  EXPECT_THROW(lstm(zeros({2, 1, 3}), std::make_tuple(zeros({1, 1, 4}), zeros({1, 1, 4}, kInt64))), DTypeError);
+  EXPECT_THROW(nn::LSTMCell(3, 4)(zeros({2, 3}, kFloat64)), DTypeError);
+  EXPECT_THROW(nn::RNNCell(3, 4)(zeros({2, 3}).to(Device("sim:0"))), DeviceMismatchError);
 }
 
 }  // namespace
