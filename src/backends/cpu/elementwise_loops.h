@@ -10,7 +10,8 @@
 // the functor: the functor's erf and exp are libm calls the compiler leaves scalar, and they were
 // a fifth of the transformer's training step. The row functions compute the functor's formula
 // with PyTorch's vectorised erf (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7), as
-// PyTorch's own CPU kernel does; float64, other layouts and CUDA keep the functor.
+// PyTorch's own CPU kernel does; float64, other layouts and CUDA keep the functor. sigmoid and
+// tanh in float32 do the same with vec_math.h's rows (Note [Vectorised sigmoid and tanh]).
 
 #include <type_traits>
 
@@ -58,6 +59,10 @@ void unary_typed(const ops::StridedIter& it, const ops::ElementwiseScalars& s) {
         const T* src = in + first;
         if constexpr (std::is_same_v<F, fn::Gelu> && std::is_same_v<T, float>) {
           gelu_row(src, dst, count);  // Note [Vectorised GELU]
+        } else if constexpr (std::is_same_v<F, fn::Sigmoid> && std::is_same_v<T, float>) {
+          sigmoid_row(src, dst, count);  // Note [Vectorised sigmoid and tanh]
+        } else if constexpr (std::is_same_v<F, fn::Tanh> && std::is_same_v<T, float>) {
+          tanh_row(src, dst, count);  // Note [Vectorised sigmoid and tanh]
         } else {
           for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<Out>(f(C(src[i]), q));
         }

@@ -130,4 +130,61 @@ inline void gelu_backward_row(const float* g, const float* x, float* out, int64_
   }
 }
 
+// Note [Vectorised sigmoid and tanh]
+// sigmoid and tanh in float32 were libm calls the compiler leaves scalar (expf; tanhf, which
+// calls expm1f): 4 and 10 ns an element, most of an LSTM's forward step beside its product. The
+// rows below compute them eight lanes at a time: sigmoid as the functor's formula 1 / (1 +
+// exp(-x)) with exp8, tanh as Cephes' tanhf (x + x^3 P(x^2) below |x| = 0.625, relative error
+// ~2e-7; 1 - 2 / (exp(2|x|) + 1) with x's sign above). Lanes where exp8 and libm's expf part ways
+// (sigmoid beyond |x| = 80, where the result is 0, a subnormal or 1, and NaN) take the scalar
+// formula, so those results stay libm's.
+inline constexpr float kSigmoidVectorBound = 80.0f, kTanhSmall = 0.625f;
+inline constexpr float kTanhPoly[5] = {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f,
+                                       -3.33332819422e-1f};
+
+#if LOCUS_CPU_AVX2
+inline __m256 tanh8(__m256 x) {
+  const __m256 sign = _mm256_and_ps(_mm256_set1_ps(-0.0f), x);
+  const __m256 ax = _mm256_xor_ps(sign, x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(kTanhPoly[0]);
+  for (int i = 1; i < 5; ++i) p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(kTanhPoly[i]));
+  // Both branches on |x|, x's sign put back last: tanh is odd, and -0.0 stays -0.0.
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), ax, ax);
+  const __m256 e = exp8(_mm256_add_ps(ax, ax));  // clamps at exp(88.4): 2 / (e + 1) is then 0
+  const __m256 large = _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                                     _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);
+  return _mm256_xor_ps(sign, _mm256_blendv_ps(large, small, is_small));
+}
+#endif
+
+/// y = 1 / (1 + exp(-x)) over n contiguous floats (Note [Vectorised sigmoid and tanh]).
+inline void sigmoid_row(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+#if LOCUS_CPU_AVX2
+  for (; i < whole_vectors_end(n, 8); i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(v, _mm256_set1_ps(-kSigmoidVectorBound), _CMP_GT_OQ),
+                                        _mm256_cmp_ps(v, _mm256_set1_ps(kSigmoidVectorBound), _CMP_LT_OQ));
+    if (_mm256_movemask_ps(inside) != 0xFF) {
+      for (int64_t k = i; k < i + 8; ++k) y[k] = 1.0f / (1.0f + std::exp(-x[k]));
+      continue;
+    }
+    const __m256 e = exp8(_mm256_xor_ps(_mm256_set1_ps(-0.0f), v));
+    _mm256_storeu_ps(y + i, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e)));
+  }
+#endif
+  for (; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+}
+
+/// y = tanh(x) over n contiguous floats (Note [Vectorised sigmoid and tanh]).
+inline void tanh_row(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+#if LOCUS_CPU_AVX2
+  for (; i < whole_vectors_end(n, 8); i += 8) _mm256_storeu_ps(y + i, tanh8(_mm256_loadu_ps(x + i)));
+#endif
+  for (; i < n; ++i) y[i] = std::tanh(x[i]);
+}
+
 }  // namespace locus::cpu
