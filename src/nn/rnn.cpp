@@ -52,42 +52,20 @@ struct DirectionResult {
 };
 
 // Note [Slicing the steps' rows]
-// Each step reads its rows of the one input projection gi [rows, G] through narrow, whose
-// backward (SliceBackward0) makes a zero tensor of gi's whole size and copies the step's
-// gradient into it; the engine then adds the T of them. Slicing gi T times therefore costs
-// O(T^2 B G) in the backward: filling and adding those zeros took about a tenth of the LSTM
-// language model's training step (T = 35, G = 1024). Slicing in two levels, blocks of
-// ceil(sqrt(T)) steps and then steps within a block, costs O(T^1.5 B G): 134 ms -> 125 ms for
-// that step (bench row lstm_lm_train_step_b32). A split whose backward is one cat would make it
-// O(T B G); it belongs to the op path, not to this layer.
-
-// The rows of each time step of `gi` (rows of step t follow those of step t - 1), taken in two
-// levels (Note [Slicing the steps' rows]).
-std::vector<Tensor> step_rows(const Tensor& gi, const std::vector<int64_t>& batch_sizes) {
-  const auto steps = static_cast<int64_t>(batch_sizes.size());
-  const auto block = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
-  std::vector<Tensor> rows;
-  rows.reserve(batch_sizes.size());
-  int64_t offset = 0;
-  for (int64_t first = 0; first < steps; first += block) {
-    const int64_t last = std::min(steps, first + block);
-    int64_t block_rows = 0;
-    for (int64_t t = first; t < last; ++t) block_rows += batch_sizes[t];
-    const bool one_block = block >= steps;  // a second level would only copy gi's whole gradient once more
-    const Tensor part = one_block ? gi : gi.narrow(0, offset, block_rows);
-    int64_t within = one_block ? offset : 0;
-    for (int64_t t = first; t < last; ++t) rows.push_back(part.narrow(0, within, batch_sizes[t])), within += batch_sizes[t];
-    offset += block_rows;
-  }
-  return rows;
-}
+// Each step reads its rows of the one input projection gi [rows, G]. Through narrow (split is a
+// narrow per piece), each step's backward (SliceBackward0) fills a zero tensor of gi's whole size
+// and copies the step's gradient into it, and the engine adds the T of them: O(T^2 B G), a tenth
+// of the LSTM language model's training step (T = 35, G = 1024; bench row
+// lstm_lm_train_step_b32). split_pieces (rnn_steps.h) records the T pieces as one node whose
+// backward is one cat, O(T B G), as PyTorch's SplitWithSizesBackward0; the gates of each step
+// are cut apart the same way.
 
 DirectionResult run_direction(RNNMode mode, const Tensor& x, const std::vector<int64_t>& batch_sizes, const Tensor& h0,
                               const Tensor& c0, const LayerParameters& p, bool reverse) {
   const bool lstm = mode == RNNMode::LSTM, gru = mode == RNNMode::GRU;
   Tensor bias = p.b_ih;
   if (bias.defined() && !gru) bias = p.b_ih + p.b_hh;
-  const std::vector<Tensor> gi = step_rows(linear(x, p.w_ih, bias), batch_sizes);
+  const std::vector<Tensor> gi = split_pieces(linear(x, p.w_ih, bias), batch_sizes, 0);  // Note [Slicing the steps' rows]
   const Tensor w_hh_t = p.w_hh.t();
   const auto step = [&](const Tensor& gi_t, Tensor& h, Tensor& c) {
     if (gru) {
