@@ -219,6 +219,32 @@ TEST(Recurrent, GradientsReachEveryParameterAndClonesAreEqual) {
   EXPECT_NE(values(std::get<0>(copy->forward(x, h0))), values(std::get<0>(gru(x, h0))));
 }
 
+// Second derivatives go through the layer (a gradient penalty on the input): against central
+// differences of the first gradient, in float64.
+TEST(Recurrent, SecondDerivativesMatchFiniteDifferences) {
+  manual_seed(9);
+  nn::LSTM lstm(nn::LSTMOptions(2, 3).num_layers(2).bidirectional(true));
+  lstm->to(kFloat64);
+  const Tensor x0 = randn({3, 2, 2}, kFloat64);
+  const auto penalty = [&](const Tensor& x, bool create_graph) {
+    const Tensor y = std::get<0>(lstm(x));
+    const Tensor g = autograd::grad({(y * y).sum()}, {x}, {}, true, create_graph)[0];
+    return (g * g).sum();
+  };
+  const Tensor x = x0.clone().requires_grad_();
+  penalty(x, true).backward();
+  const std::vector<double> analytic = values(x.grad());
+  const double eps = 1e-6;
+  for (int64_t k : {0, 5, 11}) {
+    const auto at = [&](double delta) {
+      Tensor xd = x0.clone();
+      xd.view({-1})[k].fill_(values(x0.view({-1})[k])[0] + delta);
+      return values(penalty(xd.requires_grad_(), false))[0];
+    };
+    EXPECT_NEAR(analytic[static_cast<size_t>(k)], (at(eps) - at(-eps)) / (2 * eps), 1e-6) << k;
+  }
+}
+
 // The layers follow their parameters to another dtype (forward reads the same tensors).
 TEST(Recurrent, ConvertedLayerRunsInFloat64) {
   manual_seed(5);
