@@ -9,6 +9,7 @@
 
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "locus/shape_ops.h"
 #include "src/autograd/node.h"
 
 namespace locus::autograd {
@@ -94,6 +95,17 @@ void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& ou
     }
     return grads;
   }, inputs);
+}
+
+void record_split(const char* name, const Tensor& x, int64_t dim, bool unbind, const std::vector<Tensor>& outputs) {
+  auto node = std::make_shared<MultiOutputNode>(name, [dim, unbind](const std::vector<Tensor>& grads) -> std::vector<Tensor> {
+    return {unbind ? stack(grads, dim) : cat(grads, dim)};
+  }, outputs);
+  node->add_next_edge(gradient_edge(x));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].impl()->set_grad_fn(node, static_cast<uint32_t>(i));
+    outputs[i].impl()->set_requires_grad(true);
+  }
 }
 
 void record_view(const char* name, const Tensor& x, const Tensor& out, std::function<Tensor(const Tensor&)> grad_of_input) {

@@ -37,6 +37,10 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out);
 /// A move to another device or dtype: the gradient goes back to where x lived, as x's dtype.
 void record_to(const Tensor& x, const Tensor& out);
 void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& out);
+/// split, chunk (`unbind` false) or unbind of x along `dim` into `outputs`: one node for all of
+/// them (PyTorch's SplitBackward0, SplitWithSizesBackward0, UnbindBackward0), whose backward
+/// is one cat (or stack) of the pieces' gradients, zeros for pieces that got none.
+void record_split(const char* name, const Tensor& x, int64_t dim, bool unbind, const std::vector<Tensor>& outputs);
 /// A view or copy whose gradient is `grad_of_input(grad)`.
 void record_view(const char* name, const Tensor& x, const Tensor& out, std::function<Tensor(const Tensor&)> grad_of_input);
 

@@ -6,6 +6,7 @@
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
+#include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/autograd/engine.h"
 #include "src/autograd/in_place.h"
@@ -154,6 +155,23 @@ std::vector<Tensor> FunctionNode::apply_with_graph(const Tensor& grad) {
   }
   const InputsAttached attached(saved_, self);
   return backward_(grad);
+}
+
+// ---- MultiOutputNode ------------------------------------------------------------------------
+
+MultiOutputNode::MultiOutputNode(const char* name, Backward backward, const std::vector<Tensor>& outputs)
+    : Node(static_cast<uint32_t>(outputs.size())), name_(name), backward_(std::move(backward)) {
+  for (const Tensor& t : outputs) {
+    shapes_.push_back(t.shape());
+    options_.push_back(TensorOptions().dtype(t.dtype()).device(t.device()));
+  }
+}
+
+variable_list MultiOutputNode::apply(variable_list&& grads) {
+  grads.resize(shapes_.size());
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].defined()) grads[i] = zeros(shapes_[i], options_[i]);
+  return backward_(grads);
 }
 
 // ---- AccumulateGrad -------------------------------------------------------------------------

@@ -79,6 +79,24 @@ class FunctionNode final : public Node {
   uint64_t sequence_;
 };
 
+/// The node of an op with several outputs (split, chunk, unbind): its backward takes one
+/// gradient per output, zeros for the outputs that got none, and is written with
+/// differentiable ops (so double backward records it as any formula).
+class MultiOutputNode final : public Node {
+ public:
+  using Backward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  /// `outputs`: the op's results, whose shapes and options the zeros take.
+  MultiOutputNode(const char* name, Backward backward, const std::vector<Tensor>& outputs);
+  std::string name() const override { return name_; }
+  variable_list apply(variable_list&& grads) override;
+
+ private:
+  const char* name_;
+  Backward backward_;
+  std::vector<Shape> shapes_;
+  std::vector<TensorOptions> options_;
+};
+
 /// Adds incoming gradients into a leaf's grad() (out of place, so no two leaves ever share a
 /// gradient buffer), after the leaf's hooks.
 class AccumulateGrad final : public Node {

@@ -52,20 +52,19 @@ struct DirectionResult {
 };
 
 // Note [Slicing the steps' rows]
-// Each step reads its rows of the one input projection gi [rows, G]. Through narrow (split is a
-// narrow per piece), each step's backward (SliceBackward0) fills a zero tensor of gi's whole size
-// and copies the step's gradient into it, and the engine adds the T of them: O(T^2 B G), a tenth
-// of the LSTM language model's training step (T = 35, G = 1024; bench row
-// lstm_lm_train_step_b32). split_pieces (rnn_steps.h) records the T pieces as one node whose
-// backward is one cat, O(T B G), as PyTorch's SplitWithSizesBackward0; the gates of each step
-// are cut apart the same way.
+// Each step reads its rows of the one input projection gi [rows, G], cut apart by one split.
+// split records its pieces as one node whose backward is one cat, O(T B G), as PyTorch's
+// SplitWithSizesBackward0; a narrow per piece would give each step a backward that fills a zero
+// tensor of gi's whole size, O(T^2 B G), a tenth of the LSTM language model's training step
+// (T = 35, G = 1024; bench row lstm_lm_train_step_b32). The gates of each step are cut apart
+// the same way.
 
 DirectionResult run_direction(RNNMode mode, const Tensor& x, const std::vector<int64_t>& batch_sizes, const Tensor& h0,
                               const Tensor& c0, const LayerParameters& p, bool reverse) {
   const bool lstm = mode == RNNMode::LSTM, gru = mode == RNNMode::GRU;
   Tensor bias = p.b_ih;
   if (bias.defined() && !gru) bias = p.b_ih + p.b_hh;
-  const std::vector<Tensor> gi = split_pieces(linear(x, p.w_ih, bias), batch_sizes, 0);  // Note [Slicing the steps' rows]
+  const std::vector<Tensor> gi = split(linear(x, p.w_ih, bias), batch_sizes, 0);  // Note [Slicing the steps' rows]
   const Tensor w_hh_t = p.w_hh.t();
   const auto step = [&](const Tensor& gi_t, Tensor& h, Tensor& c) {
     if (gru) {

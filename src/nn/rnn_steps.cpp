@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "locus/autograd/function.h"
 #include "locus/elementwise.h"
 #include "locus/errors.h"
 #include "locus/ops.h"
@@ -12,33 +11,11 @@
 
 namespace locus::nn::detail {
 
-namespace {
-
-// split(x, sizes, dim) as one node: its backward is one cat of the pieces' gradients (zeros
-// for the pieces that got none), PyTorch's SplitWithSizesBackward0.
-struct SplitWithSizes : autograd::Function<SplitWithSizes> {
-  static autograd::variable_list forward(autograd::AutogradContext* ctx, const Tensor& x, const std::vector<int64_t>& sizes,
-                                         int64_t dim) {
-    ctx->saved_data["dim"] = dim;
-    return split(x, sizes, dim);
-  }
-  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
-    return {cat(grads, ctx->saved_data["dim"].toInt()), Tensor(), Tensor()};
-  }
-};
-
-}  // namespace
-
-std::vector<Tensor> split_pieces(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
-  if (!x.requires_grad() || !is_grad_enabled()) return split(x, sizes, dim);
-  return SplitWithSizes::apply(x, sizes, dim);
-}
-
 Tensor rnn_step(const Tensor& pre, bool relu) { return relu ? locus::relu(pre) : locus::tanh(pre); }
 
 std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c) {
   const int64_t h = gates.size(1) / 4;
-  const std::vector<Tensor> g = split_pieces(gates, {h, h, h, h}, 1);
+  const std::vector<Tensor> g = split(gates, {h, h, h, h}, 1);
   const Tensor in_gate = sigmoid(g[0]), forget_gate = sigmoid(g[1]), cell_gate = locus::tanh(g[2]),
                out_gate = sigmoid(g[3]);
   const Tensor c_next = forget_gate * c + in_gate * cell_gate;
@@ -47,7 +24,7 @@ std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c) {
 
 Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h) {
   const int64_t n = gi.size(1) / 3;
-  const std::vector<Tensor> i = split_pieces(gi, {n, n, n}, 1), hh = split_pieces(gh, {n, n, n}, 1);
+  const std::vector<Tensor> i = split(gi, {n, n, n}, 1), hh = split(gh, {n, n, n}, 1);
   const Tensor reset_gate = sigmoid(i[0] + hh[0]), update_gate = sigmoid(i[1] + hh[1]);
   const Tensor new_gate = locus::tanh(i[2] + reset_gate * hh[2]);
   return (h - new_gate) * update_gate + new_gate;

@@ -1,8 +1,8 @@
 #pragma once
 // One time step of each recurrence, after its projections: what nn::RNNCell, LSTMCell and
 // GRUCell compute and what the layers of nn::RNN, LSTM and GRU repeat (src/nn/rnn.cpp). Each is
-// a composition of differentiable ops (the gates are cut apart by split_pieces, one custom
-// autograd Function), so autograd needs nothing else. Gate order and formulas are PyTorch's:
+// a composition of differentiable ops (the gates are cut apart by one split, one node), so
+// autograd needs nothing else. Gate order and formulas are PyTorch's:
 // LSTM i, f, g, o; GRU r, z, n.
 
 #include <initializer_list>
@@ -27,12 +27,6 @@ std::tuple<Tensor, Tensor> lstm_step(const Tensor& gates, const Tensor& c);
 /// (with b_hh) and h [B, H]: r, z = sigmoid(gi + gh), n = tanh(gi_n + r gh_n), h' = (h - n) z + n
 /// (PyTorch's order of operations).
 Tensor gru_step(const Tensor& gi, const Tensor& gh, const Tensor& h);
-
-/// `x` cut along `dim` into pieces of `sizes` (which sum to x.size(dim)), as split(sizes, dim),
-/// but recorded as one node whose backward concatenates the pieces' gradients, where each of
-/// split's narrows has a backward that fills a zero tensor of x's whole size (Note [Slicing the
-/// steps' rows]).
-std::vector<Tensor> split_pieces(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
 
 /// The layer's own check of its operands before any op runs, so that a mismatch names the layer
 /// and the argument (PyTorch: "mat1 and mat2 must have the same dtype"): each defined operand

@@ -60,7 +60,11 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
     throw ValueError(prefix("split") + "split_size can only be 0 if dimension size is 0, but got dimension size of " + std::to_string(n));
   std::vector<Tensor> out;
   if (n == 0) return {x.narrow(d, 0, 0)};
-  for (int64_t start = 0; start < n; start += split_size) out.push_back(x.narrow(d, start, std::min(split_size, n - start)));
+  {
+    NoGradGuard pieces;  // one node for all of them, below (the pieces are still views of x)
+    for (int64_t start = 0; start < n; start += split_size) out.push_back(x.narrow(d, start, std::min(split_size, n - start)));
+  }
+  if (autograd::needs_grad({&x})) autograd::record_split("SplitBackward0", x, d, false, out);
   return out;
 }
 
@@ -76,8 +80,12 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& split_siz
     throw ValueError(prefix("split_with_sizes") + "split_with_sizes expects split_sizes to sum exactly to " + std::to_string(x.size(d)) +
                      " (input tensor's size at dimension " + std::to_string(d) + "), but got split_sizes=" + list_text(split_sizes));
   std::vector<Tensor> out;
-  int64_t start = 0;
-  for (int64_t s : split_sizes) out.push_back(x.narrow(d, start, s)), start += s;
+  {
+    NoGradGuard pieces;  // one node for all of them, below (the pieces are still views of x)
+    int64_t start = 0;
+    for (int64_t s : split_sizes) out.push_back(x.narrow(d, start, s)), start += s;
+  }
+  if (autograd::needs_grad({&x}) && !out.empty()) autograd::record_split("SplitWithSizesBackward0", x, d, false, out);
   return out;
 }
 
@@ -96,7 +104,11 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   if (x.dim() == 0) throw IndexError(prefix("unbind") + "Dimension specified as 0 but tensor has no dimensions");
   const int64_t d = wrap(dim, x.dim(), "unbind");
   std::vector<Tensor> out;
-  for (int64_t i = 0; i < x.size(d); ++i) out.push_back(x.select(d, i));
+  {
+    NoGradGuard pieces;  // one node for all of them, below (the pieces are still views of x)
+    for (int64_t i = 0; i < x.size(d); ++i) out.push_back(x.select(d, i));
+  }
+  if (autograd::needs_grad({&x}) && !out.empty()) autograd::record_split("UnbindBackward0", x, d, true, out);
   return out;
 }
 

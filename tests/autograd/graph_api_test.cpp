@@ -36,6 +36,20 @@ TEST(GraphApi, GradFnNamesAndEdgesFollowPyTorch) {
   EXPECT_FALSE(mixed[1].is_valid());
 }
 
+TEST(GraphApi, SplitChunkAndUnbindRecordOneNodeForTheirPieces) {
+  const Tensor x = arange(6, TensorOptions().dtype(kFloat64)).view({2, 3}).requires_grad_();
+  const auto pieces = split(x, std::vector<int64_t>{1, 2}, 1);
+  EXPECT_EQ(pieces[0].grad_fn()->name(), "SplitWithSizesBackward0");
+  EXPECT_EQ(pieces[0].grad_fn(), pieces[1].grad_fn());
+  EXPECT_EQ(pieces[1].output_nr(), 1u);
+  EXPECT_EQ(chunk(x, 3, 1)[2].grad_fn()->name(), "SplitBackward0");
+  const auto rows = unbind(x, 0);
+  EXPECT_EQ(rows[1].grad_fn()->name(), "UnbindBackward0");
+  (pieces[1] * 2).sum().backward();  // the other piece gets zeros
+  (rows[1] * 3).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 2, 2, 3, 5, 5}));
+}
+
 TEST(GraphApi, AHookSeesAndMayReplaceTheGradient) {
   const Tensor x = ones({3}, TensorOptions().requires_grad(true));
   const Tensor y = x * 2;
