@@ -64,6 +64,7 @@ class Captures {
   }
   // Keeps `g` when (n, nr) is an input's edge.
   void offer(Node* n, uint32_t nr, const Tensor& g) {
+    if (grads_.empty()) return;  // backward() without inputs collects nothing
     size_t index;
     if (const auto it = by_edge_.find({n, nr}); it != by_edge_.end()) index = it->second;
     else if (const auto* acc = dynamic_cast<const AccumulateGrad*>(n); acc && by_leaf_.count(acc->leaf()))
