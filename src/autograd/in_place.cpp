@@ -141,7 +141,7 @@ void unalias_new_nodes(const Tensor& result, uint64_t first, const detail::Stora
 void rebase_through_view(const Tensor& view, const Tensor& result) {
   const Tensor base(view.impl()->view_base());
   const Geometry base_geometry(*base.impl()), view_geometry(*view.impl());
-  const Shape base_shape = base.shape(), view_shape = view.shape();
+  const Shape view_shape = view.shape();
   const DType view_dtype = view.dtype();
   record(base, "CopySlices", [=](const Tensor& g) -> std::vector<Tensor> {
     const ViewPlaces places = view_places(base_geometry, view_geometry, g.device());
