@@ -20,6 +20,7 @@
 #include "locus/products.h"
 #include "locus/shape_ops.h"
 #include "src/nn/python_repr.h"
+#include "src/ops/recurrent.h"
 #include "src/nn/rnn_steps.h"
 #include "src/nn/train_mode_warning.h"
 
@@ -31,10 +32,11 @@ namespace {
 // A layer runs in one direction as cuDNN and ATen's CPU path do: the input's projection for all
 // time steps is one product, x W_ih^T + b, over the [rows, features] matrix of every step's
 // rows, and each step then adds one product of the hidden state, h W_hh^T, and applies the
-// step's pointwise gates (rnn_steps.h). For RNN and LSTM both biases ride on the first product
-// (b_ih + b_hh, one [G] add per layer) and the step's product is one addmm onto that step's rows;
-// GRU keeps b_hh apart because r multiplies its n part. Everything is an ordinary op, so
-// autograd records the whole unrolled recurrence and any device runs it.
+// step's pointwise gates (src/ops/recurrent.h: one fused kernel where the device has it). For RNN
+// and LSTM both biases ride on the first product (b_ih + b_hh, one [G] add per layer) and the
+// step's product is one addmm onto that step's rows; GRU keeps b_hh apart because r multiplies
+// its n part. Everything is an ordinary op, so autograd records the whole unrolled recurrence
+// and any device runs it.
 //
 // Padded input is the special case of packed input where every step runs the whole batch: the
 // rows of step t are rows [t B, (t + 1) B) of the time-major input, so one loop serves both. With
@@ -68,7 +70,7 @@ DirectionResult run_direction(RNNMode mode, const Tensor& x, const std::vector<i
   const Tensor w_hh_t = p.w_hh.t();
   const auto step = [&](const Tensor& gi_t, Tensor& h, Tensor& c) {
     if (gru) {
-      h = gru_step(gi_t, linear(h, p.w_hh, p.b_hh), h);
+      h = ops::gru_cell(gi_t, linear(h, p.w_hh, p.b_hh), h);
       return;
     }
     const Tensor gates = addmm(gi_t, h, w_hh_t);
@@ -76,7 +78,7 @@ DirectionResult run_direction(RNNMode mode, const Tensor& x, const std::vector<i
       h = rnn_step(gates, mode == RNNMode::RNN_RELU);
       return;
     }
-    auto [h_next, c_next] = lstm_step(gates, c);
+    auto [h_next, c_next] = ops::lstm_cell(gates, c);
     c = std::move(c_next);
     h = p.w_hr.defined() ? linear(h_next, p.w_hr) : std::move(h_next);
   };

@@ -1,7 +1,7 @@
 // nn::RNNCell, nn::LSTMCell and nn::GRUCell: PyTorch 1.13's RNNCellBase (parameters,
 // initialisation, repr) and its cells' forwards (1-D or 2-D input, zero states, ATen's checks of
 // the input and the states), each a projection of the input and of the state followed by the
-// step of rnn_steps.h.
+// step (rnn_steps.h for the Elman cell, src/ops/recurrent.h for LSTM and GRU).
 
 #include "locus/nn/rnn_cell.h"
 
@@ -15,6 +15,7 @@
 #include "locus/nn/init.h"
 #include "locus/nn_ops.h"
 #include "src/nn/rnn_steps.h"
+#include "src/ops/recurrent.h"
 
 namespace locus::nn {
 namespace detail {
@@ -135,7 +136,7 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input_in, std::op
   check_forward_hidden(input, hx, "hidden0");
   check_forward_hidden(input, cx, "hidden1");
   detail::check_operands("LSTMCell", weight_ih, {{"input", &input}, {"hx", &hx}, {"cx", &cx}});
-  auto [h, c] = detail::lstm_step(linear(input, weight_ih, bias_ih) + linear(hx, weight_hh, bias_hh), cx);
+  auto [h, c] = ops::lstm_cell(linear(input, weight_ih, bias_ih) + linear(hx, weight_hh, bias_hh), cx);
   if (!batched) return {h.squeeze(0), c.squeeze(0)};
   return {h, c};
 }
@@ -149,7 +150,7 @@ Tensor GRUCellImpl::forward(const Tensor& input_in, Tensor hx) {
   hx = detail::batched_state(hx, input, options.hidden_size(), batched);
   check_forward_hidden(input, hx, "hidden0");
   detail::check_operands("GRUCell", weight_ih, {{"input", &input}, {"hx", &hx}});
-  const Tensor h = detail::gru_step(linear(input, weight_ih, bias_ih), linear(hx, weight_hh, bias_hh), hx);
+  const Tensor h = ops::gru_cell(linear(input, weight_ih, bias_ih), linear(hx, weight_hh, bias_hh), hx);
   return batched ? h : h.squeeze(0);
 }
 

@@ -321,6 +321,37 @@ struct AttentionArgs {
   char* grad_v = nullptr;
 };
 
+/// The pointwise half of one recurrent step over contiguous rows in float32 or float64 (Note
+/// [Fused recurrent cells] in src/ops/recurrent_ops.cpp). LSTM: from `gates` [B, 4H] (i, f, g,
+/// o; both products and both biases summed) and `state` c [B, H], Forward writes `out`
+/// [2, B, H] (h' then c') and, when set, `workspace` [B, 4H] (the activated gates); Backward
+/// reads them back as `forward_out` and `activations` with c and `grad_out` [2, B, H], and
+/// writes `grad_gates` [B, 4H] and `grad_state` [B, H]. GRU: from `gates` gi [B, 3H] (with
+/// b_ih), `hidden_gates` gh [B, 3H] (with b_hh) and `state` h [B, H], Forward writes `out` h'
+/// [B, H] and, when set, `workspace` [B, 4H] (r, z, n and gh's n part); Backward reads h,
+/// `activations` and `grad_out` [B, H] and writes `grad_gates`, `grad_hidden_gates` and
+/// `grad_state`.
+struct RnnCellArgs {
+  enum class Cell : uint8_t { Lstm, Gru };
+  enum class Pass : uint8_t { Forward, Backward };
+  Cell cell = Cell::Lstm;
+  Pass pass = Pass::Forward;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  int64_t batch = 0, hidden = 0;
+  const char* gates = nullptr;
+  const char* hidden_gates = nullptr;  ///< GRU only
+  const char* state = nullptr;
+  char* out = nullptr;        ///< Forward's result
+  char* workspace = nullptr;  ///< Forward's result, or null when no backward follows
+  const char* forward_out = nullptr;  ///< LSTM Backward: Forward's `out` (for c')
+  const char* activations = nullptr;  ///< Backward: Forward's `workspace`
+  const char* grad_out = nullptr;
+  char* grad_gates = nullptr;
+  char* grad_hidden_gates = nullptr;  ///< GRU only
+  char* grad_state = nullptr;
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -410,6 +441,7 @@ struct KernelTable {
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
   bool (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention; false: not taken
   void (*layer_norm)(const LayerNormArgs&) = nullptr;  ///< one pass of layer or RMS norm
+  void (*rnn_cell)(const RnnCellArgs&) = nullptr;  ///< one pass of an LSTM or GRU step
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

@@ -211,4 +211,6 @@
   X(BatchNorm,    "batch_norm",    Composite)       \
   X(LayerNorm,    "layer_norm",    Composite)       \
   X(RmsNorm,      "rms_norm",      Composite)       \
+  X(LstmCell,     "lstm_cell",     Composite)       \
+  X(GruCell,      "gru_cell",      Composite)       \
   X(ScaledDotProductAttention, "scaled_dot_product_attention", Composite)

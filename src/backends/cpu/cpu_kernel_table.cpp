@@ -16,6 +16,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.batch_norm = &batch_norm_kernel;
     t.attention = &attention_kernel;
     t.layer_norm = &layer_norm_kernel;
+    t.rnn_cell = &rnn_cell_kernel;
     t.sort = &sort_kernel;
     t.scan = &scan_kernel;
     t.matmul = &matmul_kernel;

@@ -19,6 +19,9 @@ void batch_norm_kernel(const ops::BatchNormArgs& args);
 bool attention_kernel(const ops::AttentionArgs& args);
 /// Layer and RMS normalisation, forward and backward, float32 and float64 (cpu_layer_norm.cpp).
 void layer_norm_kernel(const ops::LayerNormArgs& args);
+/// The pointwise half of an LSTM or GRU step, forward and backward, float32 and float64
+/// (cpu_rnn_cell.cpp).
+void rnn_cell_kernel(const ops::RnnCellArgs& args);
 /// oneDNN's convolution (cpu_dnnl_conv.cpp): float32 on builds with oneDNN; false otherwise.
 bool dnnl_convolution(const ops::ConvArgs& args);
 void sort_kernel(const ops::SortArgs& args);

@@ -104,6 +104,11 @@ void index(const ops::IndexArgs& a) {
   check_op(launch_index(a, work.get(), l.stream), a.op);
 }
 
+void rnn_cell(const ops::RnnCellArgs& a) {
+  Launch l(a.device);
+  check_op(launch_rnn_cell(a, l.stream), a.cell == ops::RnnCellArgs::Cell::Lstm ? ops::OpId::LstmCell : ops::OpId::GruCell);
+}
+
 }  // namespace
 
 const ops::KernelTable& kernel_table() noexcept {
@@ -120,6 +125,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.softmax = &softmax;
     t.im2col = &on_stream<launch_im2col>;
     t.batch_norm = &on_stream<launch_batch_norm, ops::OpId::BatchNorm>;
+    t.rnn_cell = &rnn_cell;
 #if LOCUS_WITH_CUDNN
     t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
     t.attention = &cudnn_attention;      // Note [cuDNN attention]

@@ -47,6 +47,8 @@ cudaError_t launch_index(const ops::IndexArgs& a, void* workspace, cudaStream_t 
 cudaError_t launch_random(const ops::RandomArgs& a, cudaStream_t stream);
 /// GradScaler's unscale and inf/NaN check over every tensor of `a` (cuda_unscale.cu).
 cudaError_t launch_unscale(const ops::UnscaleArgs& a, cudaStream_t stream);
+/// The pointwise half of an LSTM or GRU step, float32 and float64 (cuda_rnn_cell.cu).
+cudaError_t launch_rnn_cell(const ops::RnnCellArgs& a, cudaStream_t stream);
 /// SGD, Adam or AdamW over every tensor of `a` (cuda_optimizer_step.cu).
 cudaError_t launch_optimizer_step(const ops::OptimizerStepArgs& a, cudaStream_t stream);
 /// Integer matrix products (cuBLAS has none), C contiguous.
