@@ -138,6 +138,19 @@ const char* layer_name(RNNMode mode) {
   }
 }
 
+ops::RecurrenceMode recurrence_mode(RNNMode mode) {
+  switch (mode) {
+    case RNNMode::LSTM:
+      return ops::RecurrenceMode::Lstm;
+    case RNNMode::GRU:
+      return ops::RecurrenceMode::Gru;
+    case RNNMode::RNN_RELU:
+      return ops::RecurrenceMode::RnnRelu;
+    default:
+      return ops::RecurrenceMode::RnnTanh;
+  }
+}
+
 int64_t gate_count(RNNMode mode) {
   switch (mode) {
     case RNNMode::LSTM:
@@ -276,6 +289,11 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase<Derived>::run_layers(const Tensor
   const bool lstm = o.mode() == RNNMode::LSTM;
   const bool drop = o.dropout() > 0 && this->is_training() && o.num_layers() > 1;
   if (drop) warn_if_training_without_grad(layer_name(o.mode()));
+  if (!drop) {  // the whole recurrence in one call where the device has one (Note [cuDNN RNNs])
+    const ops::RecurrenceShape shape{recurrence_mode(o.mode()), o.input_size(), o.hidden_size(), o.proj_size(),
+                                     o.num_layers(), o.bidirectional(), o.bias()};
+    if (auto fused = ops::fused_recurrence(shape, input, batch_sizes, hx0, cx0, flat_weights_)) return *std::move(fused);
+  }
   Tensor layer_input = input;
   std::vector<Tensor> hs, cs;
   for (int64_t layer = 0; layer < o.num_layers(); ++layer) {

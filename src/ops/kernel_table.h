@@ -352,6 +352,49 @@ struct RnnCellArgs {
   char* grad_state = nullptr;
 };
 
+/// A whole multi-layer recurrence in one library call (cuDNN's RNN API on CUDA, Note [cuDNN
+/// RNNs] in src/backends/cuda/cuda_cudnn_rnn.cpp), over contiguous time-major rows: `x`
+/// [rows, input_size] holds step t's batch_sizes[t] rows after step t - 1's (a PackedSequence's
+/// data; a padded batch has every batch_sizes[t] = B), `hx` [layers * directions, B, out] with
+/// out = proj or hidden, `cx` [layers * directions, B, hidden] (LSTM), and the parameters in
+/// PyTorch's order (per layer and direction: weight_ih, weight_hh, then bias_ih and bias_hh
+/// with `bias`, then weight_hr with `proj`). Sizes writes `*reserve_bytes` (what a Forward that
+/// a Backward follows keeps) and returns false where the backend declines: the front end then
+/// composes the recurrence step by step. Forward writes `y` [rows, directions * out], `hy`, `cy`
+/// and, with `reserve`, what the Backward reads; Backward reads x, hx, cx, the parameters,
+/// `forward_y` and the reserve with `dy`, `dhy`, `dcy` and writes `dx`, `dhx`, `dcx` and every
+/// parameter's gradient (`grad_weights`, in the parameters' order).
+struct RnnArgs {
+  enum class Pass : uint8_t { Sizes, Forward, Backward };
+  enum class Mode : uint8_t { RnnTanh, RnnRelu, Lstm, Gru };
+  Pass pass = Pass::Sizes;
+  Mode mode = Mode::Lstm;
+  int device = 0;  ///< index of the device the operands live on
+  DType dtype = DType::Float32;
+  int64_t input_size = 0, hidden = 0, proj = 0, layers = 1;
+  bool bidirectional = false, bias = true;
+  const int64_t* batch_sizes = nullptr;  ///< host array of `steps` rows per step, non-increasing
+  int64_t steps = 0;
+  const char* x = nullptr;
+  const char* hx = nullptr;
+  const char* cx = nullptr;  ///< LSTM only
+  const char* const* weights = nullptr;  ///< host array of `weight_count` parameters
+  int64_t weight_count = 0;
+  int64_t* reserve_bytes = nullptr;  ///< Sizes' result
+  char* reserve = nullptr;           ///< Forward's result when a Backward follows, Backward's input
+  char* y = nullptr;
+  char* hy = nullptr;
+  char* cy = nullptr;
+  const char* forward_y = nullptr;  ///< Backward: Forward's `y`
+  const char* dy = nullptr;
+  const char* dhy = nullptr;
+  const char* dcy = nullptr;
+  char* dx = nullptr;
+  char* dhx = nullptr;
+  char* dcx = nullptr;
+  char* const* grad_weights = nullptr;  ///< host array of `weight_count` gradients
+};
+
 /// Counter-based random fill of a contiguous buffer (Philox 4x32-10, seed plus offset), so the
 /// same seed gives the same values on every device.
 struct RandomArgs {
@@ -442,6 +485,7 @@ struct KernelTable {
   bool (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention; false: not taken
   void (*layer_norm)(const LayerNormArgs&) = nullptr;  ///< one pass of layer or RMS norm
   void (*rnn_cell)(const RnnCellArgs&) = nullptr;  ///< one pass of an LSTM or GRU step
+  bool (*rnn)(const RnnArgs&) = nullptr;  ///< one pass of a whole recurrence; false: not taken
   /// Records a failed check on the device without waiting; null on devices the host reads
   /// directly (they check at once).
   void (*defer_check)(const DeferredCheckArgs&) = nullptr;

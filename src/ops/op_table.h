@@ -213,4 +213,5 @@
   X(RmsNorm,      "rms_norm",      Composite)       \
   X(LstmCell,     "lstm_cell",     Composite)       \
   X(GruCell,      "gru_cell",      Composite)       \
+  X(Recurrence,   "rnn",           Composite)       \
   X(ScaledDotProductAttention, "scaled_dot_product_attention", Composite)

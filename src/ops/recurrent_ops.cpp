@@ -1,14 +1,18 @@
 // The pointwise half of an LSTM or GRU step: one kernel each way where the device has one (Note
-// [Fused recurrent cells]), else composed of elementwise ops.
+// [Fused recurrent cells]), else composed of elementwise ops; and a whole recurrence in one call
+// where the device has one (cuDNN's, Note [cuDNN RNNs] in src/backends/cuda/cuda_cudnn_rnn.cpp).
 
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "locus/autograd.h"
 #include "locus/elementwise.h"
+#include "locus/errors.h"
 #include "locus/ops.h"
 #include "locus/shape_ops.h"
 #include "src/autograd/node.h"
+#include "src/ops/autocast.h"
 #include "src/ops/kernel_operand.h"
 #include "src/ops/recurrent.h"
 #include "src/ops/structured_call.h"
@@ -157,6 +161,27 @@ Tensor fused_gru(const KernelTable* table, const StructuredCall& call, const Ten
   return result;
 }
 
+RnnArgs::Mode args_mode(RecurrenceMode mode) {
+  switch (mode) {
+    case RecurrenceMode::RnnTanh: return RnnArgs::Mode::RnnTanh;
+    case RecurrenceMode::RnnRelu: return RnnArgs::Mode::RnnRelu;
+    case RecurrenceMode::Gru: return RnnArgs::Mode::Gru;
+    default: return RnnArgs::Mode::Lstm;
+  }
+}
+
+std::vector<const char*> operands_of(const std::vector<Tensor>& tensors) {
+  std::vector<const char*> out;
+  for (const Tensor& t : tensors) out.push_back(dense_operand(t, "weight"));
+  return out;
+}
+
+std::vector<char*> results_of(const std::vector<Tensor>& tensors) {
+  std::vector<char*> out;
+  for (const Tensor& t : tensors) out.push_back(dense_result(t, "weight gradient"));
+  return out;
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& cx) {
@@ -177,6 +202,100 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
       is_floating_point(dtype) && gi.numel() > 0 ? call.fused(&KernelTable::rnn_cell, compute_dtype(dtype)) : nullptr;
   if (!table) return composed_gru(gi, gh, hx);
   return fused_gru(table, call, gi, gh, hx, dtype);
+}
+
+std::optional<std::tuple<Tensor, Tensor, Tensor>> fused_recurrence(const RecurrenceShape& shape, const Tensor& rows,
+                                                                   const std::vector<int64_t>& batch_sizes,
+                                                                   const Tensor& hx, const Tensor& cx,
+                                                                   const std::vector<Tensor>& weights) {
+  if (autocast_active() || weights.empty() || batch_sizes.empty() || rows.numel() == 0) return std::nullopt;
+  const StructuredCall call(OpId::Recurrence, {{rows, "input"}, {hx, "hx"}, {cx, "cx"}, {weights[0], "weight_ih_l0"}});
+  const DType dtype = weights[0].dtype();
+  const KernelTable* table = call.fused(&KernelTable::rnn, dtype);
+  if (!table) return std::nullopt;
+  const Device device = call.device();
+  const bool lstm = shape.mode == RecurrenceMode::Lstm;
+  Tensor x, h, c;
+  std::vector<Tensor> w;
+  {
+    NoGradGuard no_grad;
+    x = rows.contiguous(), h = hx.contiguous();
+    if (lstm) c = cx.contiguous();
+    for (const Tensor& t : weights) w.push_back(t.contiguous());
+  }
+  RnnArgs sizes;
+  sizes.mode = args_mode(shape.mode);
+  sizes.device = call.device_index();
+  sizes.dtype = dtype;
+  sizes.input_size = shape.input_size, sizes.hidden = shape.hidden_size, sizes.proj = shape.proj_size;
+  sizes.layers = shape.num_layers, sizes.bidirectional = shape.bidirectional, sizes.bias = shape.bias;
+  sizes.steps = static_cast<int64_t>(batch_sizes.size());
+  sizes.weight_count = static_cast<int64_t>(w.size());
+  int64_t reserve_bytes = 0;
+  RnnArgs query = sizes;
+  query.batch_sizes = batch_sizes.data();
+  query.reserve_bytes = &reserve_bytes;
+  if (!table->rnn(query)) return std::nullopt;
+
+  std::vector<Tensor> inputs{rows, hx, cx};
+  inputs.insert(inputs.end(), weights.begin(), weights.end());
+  const bool grad = autograd::needs_grad(inputs);
+  const int64_t out = shape.proj_size > 0 ? shape.proj_size : shape.hidden_size, directions = shape.bidirectional ? 2 : 1;
+  const int64_t batch = batch_sizes[0], slices = shape.num_layers * directions;
+  const int64_t ny = x.size(0) * directions * out, nh = slices * batch * out, nc = lstm ? slices * batch * shape.hidden_size : 0;
+  const std::vector<int64_t> part_sizes = lstm ? std::vector<int64_t>{ny, nh, nc} : std::vector<int64_t>{ny, nh};
+  const Tensor flat = empty_on(Shape{ny + nh + nc}, dtype, device);
+  const Tensor reserve = grad ? empty_on(Shape{reserve_bytes}, kUInt8, device) : Tensor();
+  for (const Tensor* t : {&x, &h, &c})
+    if (t->defined()) wait_for_host(*t);
+  for (const Tensor& t : w) wait_for_host(t);
+  {
+    const std::vector<Tensor> parts = split(flat, part_sizes, 0);
+    const std::vector<const char*> wp = operands_of(w);
+    RnnArgs a = sizes;
+    a.pass = RnnArgs::Pass::Forward;
+    a.batch_sizes = batch_sizes.data();
+    a.x = dense_operand(x, "input"), a.hx = dense_operand(h, "hx"), a.cx = dense_operand(c, "cx");
+    a.weights = wp.data();
+    a.reserve = grad ? dense_result(reserve, "reserve") : nullptr;
+    a.y = dense_result(parts[0]), a.hy = dense_result(parts[1]), a.cy = lstm ? dense_result(parts[2]) : nullptr;
+    table->rnn(a);
+  }
+  if (grad) {
+    const Tensor held = flat.detach();
+    const std::vector<int64_t> steps = batch_sizes;
+    autograd::FunctionNode& node = autograd::record(
+        flat, "CudnnRnnBackward0",
+        [=](const Tensor& grad_flat) -> std::vector<Tensor> {
+          const std::vector<Tensor> g = split(grad_flat.contiguous(), part_sizes, 0);
+          const Tensor dx = empty_on(x.shape(), dtype, device), dh = empty_on(h.shape(), dtype, device);
+          const Tensor dc = lstm ? empty_on(c.shape(), dtype, device) : Tensor();
+          std::vector<Tensor> grad_weights;
+          for (const Tensor& t : w) grad_weights.push_back(empty_on(t.shape(), dtype, device));
+          const std::vector<const char*> wp = operands_of(w);
+          const std::vector<char*> gp = results_of(grad_weights);
+          RnnArgs back = sizes;
+          back.pass = RnnArgs::Pass::Backward;
+          back.batch_sizes = steps.data();
+          back.x = dense_operand(x, "input"), back.hx = dense_operand(h, "hx"), back.cx = dense_operand(c, "cx");
+          back.weights = wp.data();
+          back.reserve = dense_result(reserve, "reserve");
+          back.forward_y = dense_operand(held.narrow(0, 0, ny), "output");
+          back.dy = dense_operand(g[0]), back.dhy = dense_operand(g[1]), back.dcy = lstm ? dense_operand(g[2]) : nullptr;
+          back.dx = dense_result(dx), back.dhx = dense_result(dh), back.dcx = dense_result(dc);
+          back.grad_weights = gp.data();
+          if (!table->rnn(back)) throw Error("locus::rnn: the backend declined the backward of a recurrence it ran");
+          std::vector<Tensor> grads{dx, dh, dc};
+          grads.insert(grads.end(), grad_weights.begin(), grad_weights.end());
+          return grads;
+        },
+        inputs, {{x, rows}, {h, hx}, {c, cx}, {held, flat}});
+    for (size_t i = 0; i < w.size(); ++i) node.save(w[i], weights[i], false, node.next_functions()[3 + i]);
+    node.no_double_backward();
+  }
+  const std::vector<Tensor> parts = split(flat, part_sizes, 0);
+  return std::make_tuple(parts[0].view({x.size(0), directions * out}), parts[1].view({slices, batch, out}),
+                         lstm ? parts[2].view({slices, batch, shape.hidden_size}) : Tensor());
 }
 
 }  // namespace locus::ops

@@ -22,6 +22,7 @@
 #if LOCUS_WITH_CUDNN
 #include "src/backends/cuda/cuda_cudnn_attention.h"
 #include "src/backends/cuda/cuda_cudnn_conv.h"
+#include "src/backends/cuda/cuda_cudnn_rnn.h"
 #endif
 
 namespace locus::cuda_backend {
@@ -129,6 +130,7 @@ const ops::KernelTable& kernel_table() noexcept {
 #if LOCUS_WITH_CUDNN
     t.convolution = &cudnn_convolution;  // Note [cuDNN convolutions]
     t.attention = &cudnn_attention;      // Note [cuDNN attention]
+    t.rnn = &cudnn_rnn;                  // Note [cuDNN RNNs]
 #endif
     t.sort = &sort;
     t.scan = &on_stream<launch_scan>;
