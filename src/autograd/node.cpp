@@ -285,7 +285,7 @@ Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype) {
 // check below refuses the write before any kernel runs, since every write destination (the
 // in-place and out= forms, copy_, fill_) passes through this function. Reads, views and copies
 // out of the memory work as usual; data_ptr() hands out a raw pointer, which Locus cannot police.
-void prepare_write(const Tensor& t, std::string_view op) {
+void check_write(const Tensor& t, std::string_view op) {
   if (t.impl()->storage()->read_only())
     throw ValueError("[locus::" + std::string(op) + "] cannot write into read-only memory (a tensor imported through DLPack " +
                      "with the read-only flag, which its producer does not allow writing); write into a copy: t.clone()");
@@ -295,6 +295,10 @@ void prepare_write(const Tensor& t, std::string_view op) {
   if (is_grad_enabled() && t.requires_grad())
     throw ValueError(detail::error_prefix(op) + "writes into a tensor that requires grad, which autograd cannot " +
                      "record; use the out-of-place form, or wrap the update in NoGradGuard (as optimizers do)");
+}
+
+void prepare_write(const Tensor& t, std::string_view op) {
+  check_write(t, op);
   t.impl()->storage()->bump_version();
 }
 

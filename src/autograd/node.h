@@ -162,6 +162,9 @@ Tensor sum_to(const Tensor& grad, const Shape& shape, DType dtype);
 /// for an out= form into a tensor that requires grad while recording; then the buffer's
 /// version goes up by one (Note [Saved tensors]).
 void prepare_write(const Tensor& t, std::string_view op);
+/// prepare_write's checks without the count, for the in-place forms that compute out of place
+/// and then write through copy_ (which counts the one write): their errors name the op.
+void check_write(const Tensor& t, std::string_view op);
 
 /// Note [In-place ops in the graph]: when the in-place op `op` on `self` with the tensor
 /// operands `others` must be recorded (grad mode on, and self or an operand requires grad),

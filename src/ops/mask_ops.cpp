@@ -300,37 +300,37 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { retu
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const { return locus::masked_fill(*this, mask, value); }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
   if (autograd::record_in_place(*this, "masked_fill_", {}, [&] { return locus::masked_fill(*this, mask, value); })) return *this;
-  autograd::prepare_write(*this, "masked_fill_");
+  autograd::check_write(*this, "masked_fill_");
   return write_back(*this, locus::masked_fill(*this, mask, value), OpId::MaskedFill);
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
   if (autograd::record_in_place(*this, "masked_fill_", {}, [&] { return locus::masked_fill(*this, mask, value); })) return *this;
-  autograd::prepare_write(*this, "masked_fill_");
+  autograd::check_write(*this, "masked_fill_");
   return write_back(*this, locus::masked_fill(*this, mask, value), OpId::MaskedFill);
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return locus::masked_select(*this, mask); }
 Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const { return locus::masked_scatter(*this, mask, source); }
 Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) {
   if (autograd::record_in_place(*this, "masked_scatter_", {&source}, [&] { return locus::masked_scatter(*this, mask, source); })) return *this;
-  autograd::prepare_write(*this, "masked_scatter_");
+  autograd::check_write(*this, "masked_scatter_");
   return write_back(*this, locus::masked_scatter(*this, mask, source), OpId::MaskedScatter);
 }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const { return locus::scatter(*this, dim, index, src); }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const { return locus::scatter(*this, dim, index, value); }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
   if (autograd::record_in_place(*this, "scatter_", {&src}, [&] { return locus::scatter(*this, dim, index, src); })) return *this;
-  autograd::prepare_write(*this, "scatter_");
+  autograd::check_write(*this, "scatter_");
   return write_back(*this, locus::scatter(*this, dim, index, src), OpId::Scatter);
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
   if (autograd::record_in_place(*this, "scatter_", {}, [&] { return locus::scatter(*this, dim, index, value); })) return *this;
-  autograd::prepare_write(*this, "scatter_");
+  autograd::check_write(*this, "scatter_");
   return write_back(*this, locus::scatter(*this, dim, index, value), OpId::Scatter);
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const { return locus::scatter_add(*this, dim, index, src); }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
   if (autograd::record_in_place(*this, "scatter_add_", {&src}, [&] { return locus::scatter_add(*this, dim, index, src); })) return *this;
-  autograd::prepare_write(*this, "scatter_add_");
+  autograd::check_write(*this, "scatter_add_");
   return write_back(*this, locus::scatter_add(*this, dim, index, src), OpId::ScatterAdd);
 }
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
@@ -338,7 +338,7 @@ Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source,
 }
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   if (autograd::record_in_place(*this, "index_add_", {&source}, [&] { return locus::index_add(*this, dim, index, source, alpha); })) return *this;
-  autograd::prepare_write(*this, "index_add_");
+  autograd::check_write(*this, "index_add_");
   return write_back(*this, locus::index_add(*this, dim, index, source, alpha), OpId::IndexAdd);
 }
 Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim) const { return locus::take_along_dim(*this, indices, dim); }

@@ -102,7 +102,7 @@ Tensor bernoulli(const Tensor& input, double p) {
 
 Tensor& Tensor::bernoulli_(double p) {
   const detail::PublicOpScope scope("bernoulli_");
-  autograd::prepare_write(*this, "bernoulli_");
+  autograd::check_write(*this, "bernoulli_");
   if (!(p >= 0 && p <= 1)) {
     std::ostringstream os;
     os << detail::error_prefix("bernoulli_") << "bernoulli_ expects p to be in [0, 1], but got p=" << p;
@@ -115,7 +115,7 @@ Tensor& Tensor::bernoulli_(double p) {
 
 Tensor& Tensor::bernoulli_(const Tensor& p) {
   const detail::PublicOpScope scope("bernoulli_");
-  autograd::prepare_write(*this, "bernoulli_");
+  autograd::check_write(*this, "bernoulli_");
   const NoGradGuard sampling;
   if (outside_unit_interval(p))
     throw ValueError(detail::error_prefix("bernoulli_") + "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");

@@ -367,13 +367,13 @@ Tensor Tensor::tril(int64_t diagonal) const { return locus::tril(*this, diagonal
 Tensor Tensor::triu(int64_t diagonal) const { return locus::triu(*this, diagonal); }
 Tensor& Tensor::tril_(int64_t diagonal) {
   if (autograd::record_in_place(*this, "tril_", {}, [&] { return locus::tril(*this, diagonal); })) return *this;
-  autograd::prepare_write(*this, "tril_");
+  autograd::check_write(*this, "tril_");
   copy_(locus::tril(*this, diagonal));
   return *this;
 }
 Tensor& Tensor::triu_(int64_t diagonal) {
   if (autograd::record_in_place(*this, "triu_", {}, [&] { return locus::triu(*this, diagonal); })) return *this;
-  autograd::prepare_write(*this, "triu_");
+  autograd::check_write(*this, "triu_");
   copy_(locus::triu(*this, diagonal));
   return *this;
 }

@@ -235,7 +235,7 @@ Tensor& index_put_impl(Tensor& self, const std::vector<TensorIndex>& indices, co
   const OpId op = OpId::IndexPut;
   // Recorded, the writes below are copies into views of self, which record themselves (Note
   // [Views and in-place ops]).
-  if (!autograd::in_place_records(self, "index_put_", {&given})) autograd::prepare_write(self, "index_put_");
+  if (!autograd::in_place_records(self, "index_put_", {&given})) autograd::check_write(self, "index_put_");
   const detail::PublicOpScope scope("index_put_");
   ops::common_device(op, {{self, "self"}, {given, "values"}});
   Parsed p = parse(self, indices, op);

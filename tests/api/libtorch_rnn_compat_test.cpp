@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tuple>
 #include <vector>
 
@@ -63,6 +64,33 @@ TEST(LibTorchRnnCompat, LayersAndCellsAsLibTorchSpellsThem) {
   EXPECT_EQ(torch::nn::GRUCell(4, 6)(torch::randn({4})).sizes(), (torch::IntArrayRef{6}));
   const auto padded = torch::nn::utils::rnn::pad_sequence({torch::ones({3, 2}), torch::ones({1, 2})}, true, -1.0);
   EXPECT_EQ(padded.sizes(), (torch::IntArrayRef{2, 3, 2}));
+}
+
+}  // namespace
+
+namespace {
+
+// LibTorch's top-level constants serve every option that takes them: torch::kReLU as an init
+// gain's nonlinearity, an RNN's and a transformer layer's; torch::kTanh, torch::kLinear likewise.
+TEST(LibTorchRnnCompat, SharedConstantsConvertToEachOption) {
+  torch::nn::RNN relu(torch::nn::RNNOptions(2, 3).nonlinearity(torch::kReLU));
+  torch::nn::RNN tanh(torch::nn::RNNOptions(2, 3).nonlinearity(torch::kTanh));
+  EXPECT_EQ(relu->options.nonlinearity().kind, torch::nn::RNNNonlinearity::ReLU);
+  EXPECT_EQ(tanh->options.nonlinearity().kind, torch::nn::RNNNonlinearity::Tanh);
+  EXPECT_DOUBLE_EQ(torch::nn::init::calculate_gain(torch::kReLU), std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(torch::nn::init::calculate_gain(torch::kTanh), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(torch::nn::init::calculate_gain(torch::kLinear), 1.0);
+  torch::Tensor w = torch::empty({4, 5});
+  torch::nn::init::kaiming_normal_(w, 0.0, torch::kFanOut, torch::kReLU);
+  EXPECT_GT(w.std().item<double>(), 0.0);
+  torch::nn::TransformerEncoderLayer gelu(torch::nn::TransformerEncoderLayerOptions(4, 2).activation(torch::kGELU));
+  torch::nn::TransformerEncoderLayer relu_layer(torch::nn::TransformerEncoderLayerOptions(4, 2).activation(torch::kReLU));
+  EXPECT_EQ(gelu->options.activation().kind, torch::nn::TransformerActivation::GELU);
+  EXPECT_EQ(relu_layer->options.activation().kind, torch::nn::TransformerActivation::ReLU);
+  const torch::Tensor x = torch::arange(4.0).view({1, 1, 4});
+  const torch::Tensor up = torch::nn::functional::interpolate(
+      x, torch::nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{8}).mode(torch::kLinear));
+  EXPECT_EQ(up.sizes(), (torch::IntArrayRef{1, 1, 8}));
 }
 
 }  // namespace

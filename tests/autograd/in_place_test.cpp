@@ -3,6 +3,11 @@
 // version counters stop a backward that would read overwritten values, with PyTorch's message;
 // PyTorch's refusals for leaves.
 
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/expect_error.h"
 #include "tests/test_util.h"
 
@@ -125,6 +130,33 @@ TEST(InPlaceAutograd, TernaryAndMaskedFormsAreRecorded) {
   for (int i = 0; i < 4; ++i) {
     EXPECT_NEAR(values(a.grad())[i], i == 2 ? 0 : 1 + 0.5 * bv[i], 1e-12);
     EXPECT_NEAR(values(b.grad())[i], i == 2 ? 0 : 0.5 * av[i], 1e-12);
+  }
+}
+
+// Each in-place form is one write, as PyTorch counts it, also those that compute out of place
+// and write the result back through copy_.
+TEST(InPlaceAutograd, EveryInPlaceFormCountsOneWrite) {
+  Tensor x = zeros({3, 3});
+  const Tensor mask = eye(3).to(kBool), index = zeros({1, 3}, kInt64), rows = tensor(std::vector<int64_t>{0, 2});
+  const std::vector<std::pair<std::string, std::function<void()>>> writes = {
+      {"add_", [&] { x.add_(1); }},
+      {"fill_", [&] { x.fill_(2); }},
+      {"copy_", [&] { x.copy_(ones({3, 3})); }},
+      {"masked_fill_", [&] { x.masked_fill_(mask, 3.0); }},
+      {"masked_scatter_", [&] { x.masked_scatter_(mask, ones({3, 3})); }},
+      {"scatter_", [&] { x.scatter_(0, index, ones({1, 3})); }},
+      {"scatter_add_", [&] { x.scatter_add_(0, index, ones({1, 3})); }},
+      {"index_add_", [&] { x.index_add_(0, rows, ones({2, 3})); }},
+      {"index_put_", [&] { x.index_put_({rows}, ones({2, 3})); }},
+      {"tril_", [&] { x.tril_(); }},
+      {"triu_", [&] { x.triu_(); }},
+      {"bernoulli_", [&] { x.bernoulli_(0.5); }},
+      {"uniform_", [&] { x.uniform_(); }},
+  };
+  for (const auto& [name, write] : writes) {
+    const int64_t before = x._version();
+    write();
+    EXPECT_EQ(x._version(), before + 1) << name;
   }
 }
 

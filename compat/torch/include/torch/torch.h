@@ -30,6 +30,57 @@ using std::nullopt;
 using std::optional;
 }  // namespace torch
 
+/// LibTorch's top-level constants that several options take (torch::kReLU in init gains, in
+/// RNNOptions::nonlinearity and in the transformer layers' activation; torch::kLinear in init
+/// gains and in interpolate's mode): each is one value of its own type, converting to every option
+/// type that names it, as LibTorch's torch::enumtype structs do through its variants. Locus's own
+/// spellings sit in the namespaces of their options (nn::init::kReLU, nn::kReLU, locus::kLinear).
+namespace torch {
+namespace enumtype {
+/// torch::kReLU's type.
+struct kReLU {
+  constexpr operator ::locus::nn::init::Nonlinearity() const noexcept { return ::locus::nn::init::Nonlinearity::ReLU; }
+  operator ::locus::nn::RNNNonlinearity() const { return ::locus::nn::RNNNonlinearity(::locus::nn::TransformerActivation::ReLU); }
+  operator ::locus::nn::TransformerActivation() const { return ::locus::nn::TransformerActivation::ReLU; }
+};
+/// torch::kTanh's type.
+struct kTanh {
+  constexpr operator ::locus::nn::init::Nonlinearity() const noexcept { return ::locus::nn::init::Nonlinearity::Tanh; }
+  operator ::locus::nn::RNNNonlinearity() const { return ::locus::nn::RNNNonlinearity(::locus::nn::RNNNonlinearity::Tanh); }
+};
+/// torch::kGELU's type.
+struct kGELU {
+  operator ::locus::nn::TransformerActivation() const { return ::locus::nn::TransformerActivation::GELU; }
+};
+/// torch::kLinear's type.
+struct kLinear {
+  constexpr operator ::locus::nn::init::Nonlinearity() const noexcept { return ::locus::nn::init::Nonlinearity::Linear; }
+  constexpr operator ::locus::nn::functional::InterpolateMode() const noexcept {
+    return ::locus::nn::functional::InterpolateMode::Linear;
+  }
+};
+}  // namespace enumtype
+/// LibTorch's torch::kReLU.
+inline constexpr enumtype::kReLU kReLU{};
+/// LibTorch's torch::kTanh.
+inline constexpr enumtype::kTanh kTanh{};
+/// LibTorch's torch::kGELU.
+inline constexpr enumtype::kGELU kGELU{};
+/// LibTorch's torch::kLinear.
+inline constexpr enumtype::kLinear kLinear{};
+/// LibTorch's torch::kFanIn, torch::kFanOut and the init gains' other nonlinearities.
+using ::locus::nn::init::kConv1D;
+using ::locus::nn::init::kConv2D;
+using ::locus::nn::init::kConv3D;
+using ::locus::nn::init::kConvTranspose1D;
+using ::locus::nn::init::kConvTranspose2D;
+using ::locus::nn::init::kConvTranspose3D;
+using ::locus::nn::init::kFanIn;
+using ::locus::nn::init::kFanOut;
+using ::locus::nn::init::kLeakyReLU;
+using ::locus::nn::init::kSigmoid;
+}  // namespace torch
+
 /// ATen's namespace: all of Locus (at::Tensor, at::kFloat, at::Reduction::Sum, ...).
 namespace at {
 using namespace ::locus;
