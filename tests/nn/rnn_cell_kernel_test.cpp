@@ -21,7 +21,8 @@ using testing::expect_error;
 using testing::values;
 
 // Runs `f` on `device` ("cpu": the fused kernel; "sim:0" with the cells unsupported: the
-// composition) and returns what it returns.
+// composition) and returns what it returns. Callers run the fused side first, named: `to(cpu)`
+// hands back a cpu tensor itself, so the inputs are detached copies on each side.
 template <class F>
 std::vector<std::vector<double>> on_path(bool fused, F&& f) {
   const sim::Config original = sim::config();
@@ -65,14 +66,15 @@ TEST(FusedRecurrentCells, LstmCellKernelAgreesWithTheComposition) {
       const Tensor wh = randn({7, hidden}, o), wc = randn({7, hidden}, o);
       const auto run = [&](Device dev) {
         nn::LSTMCell copy = std::dynamic_pointer_cast<nn::LSTMCellImpl>(cell->clone(dev));
-        const Tensor xx = x.to(dev).requires_grad_(), hh = h0.to(dev).requires_grad_(), cc = c0.to(dev).requires_grad_();
+        const Tensor xx = x.to(dev).detach().requires_grad_(), hh = h0.to(dev).detach().requires_grad_(), cc = c0.to(dev).detach().requires_grad_();
         const auto [h, c] = copy(xx, std::make_tuple(hh, cc));
         (mul(h, wh.to(dev)).sum() + mul(c, wc.to(dev)).sum()).backward();
         std::vector<std::vector<double>> out{values(h), values(c)};
         for (auto& g : gradients(*copy, {&xx, &hh, &cc})) out.push_back(g);
         return out;
       };
-      expect_same(on_path(true, run), on_path(false, run), tol, "LSTMCell hidden " + std::to_string(hidden));
+      const auto fused = on_path(true, run), composed = on_path(false, run);
+      expect_same(fused, composed, tol, "LSTMCell hidden " + std::to_string(hidden));
     }
   }
 }
@@ -88,14 +90,15 @@ TEST(FusedRecurrentCells, GruCellKernelAgreesWithTheComposition) {
       const Tensor x = randn({7, 5}, o), h0 = randn({7, hidden}, o), w = randn({7, hidden}, o);
       const auto run = [&](Device dev) {
         nn::GRUCell copy = std::dynamic_pointer_cast<nn::GRUCellImpl>(cell->clone(dev));
-        const Tensor xx = x.to(dev).requires_grad_(), hh = h0.to(dev).requires_grad_();
+        const Tensor xx = x.to(dev).detach().requires_grad_(), hh = h0.to(dev).detach().requires_grad_();
         const Tensor h = copy(xx, hh);
         mul(h, w.to(dev)).sum().backward();
         std::vector<std::vector<double>> out{values(h)};
         for (auto& g : gradients(*copy, {&xx, &hh})) out.push_back(g);
         return out;
       };
-      expect_same(on_path(true, run), on_path(false, run), tol, "GRUCell hidden " + std::to_string(hidden));
+      const auto fused = on_path(true, run), composed = on_path(false, run);
+      expect_same(fused, composed, tol, "GRUCell hidden " + std::to_string(hidden));
     }
   }
 }
@@ -111,7 +114,7 @@ TEST(FusedRecurrentCells, LayersAgreeWithTheComposition) {
   const auto run = [&](Device dev) {
     auto l = std::dynamic_pointer_cast<nn::LSTMImpl>(lstm->clone(dev));
     auto g = std::dynamic_pointer_cast<nn::GRUImpl>(gru->clone(dev));
-    const Tensor xx = x.to(dev).requires_grad_(), hh = h0.to(dev).requires_grad_();
+    const Tensor xx = x.to(dev).detach().requires_grad_(), hh = h0.to(dev).detach().requires_grad_();
     const auto packed = nn::utils::rnn::pack_padded_sequence(xx, lengths);
     const auto [out, state] = l->forward_with_packed_input(packed);
     const auto [y, hn] = g->forward(xx, hh);
@@ -121,7 +124,8 @@ TEST(FusedRecurrentCells, LayersAgreeWithTheComposition) {
     for (auto& grads : gradients(*g, {&xx, &hh})) result.push_back(grads);
     return result;
   };
-  expect_same(on_path(true, run), on_path(false, run), 1e-5, "layers");
+  const auto fused = on_path(true, run), composed = on_path(false, run);
+  expect_same(fused, composed, 1e-5, "layers");
 }
 
 TEST(FusedRecurrentCells, TheStepsRecordOneNodeEach) {
@@ -177,14 +181,15 @@ TEST(FusedRecurrentCells, SecondDerivativesAreTheCompositions) {
   const auto run = [&](Device dev) {
     auto l = std::dynamic_pointer_cast<nn::LSTMCellImpl>(lstm->clone(dev));
     auto g = std::dynamic_pointer_cast<nn::GRUCellImpl>(gru->clone(dev));
-    const Tensor xx = x.to(dev).requires_grad_();
+    const Tensor xx = x.to(dev).detach().requires_grad_();
     const auto [h, c] = l->forward(xx);
     const Tensor y = g->forward(xx, h);
     const Tensor grad_x = autograd::grad({(y * y).sum() + (c * c).sum()}, {xx}, {}, true, true)[0];
     (grad_x * grad_x).sum().backward();
     return gradients(*l, {&xx});
   };
-  expect_same(on_path(true, run), on_path(false, run), 1e-12, "penalty");
+  const auto fused = on_path(true, run), composed = on_path(false, run);
+  expect_same(fused, composed, 1e-12, "penalty");
 }
 
 // float16 and bfloat16 steps compute in float32 and return the inputs' dtype.

@@ -48,8 +48,8 @@ void expect_close(const PassResult& got, const PassResult& want, double tol, con
 template <class Layer>
 PassResult run(const Layer& layer, Device device, const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& lengths) {
   auto m = std::dynamic_pointer_cast<typename Layer::ContainedType>(layer->clone(device));
-  const Tensor xx = x.to(device).requires_grad_(), hh = h0.to(device).requires_grad_();
-  const Tensor cc = c0.defined() ? c0.to(device).requires_grad_() : Tensor();
+  const Tensor xx = x.to(device).detach().requires_grad_(), hh = h0.to(device).detach().requires_grad_();
+  const Tensor cc = c0.defined() ? c0.to(device).detach().requires_grad_() : Tensor();
   Tensor y, hn, cn;
   if constexpr (std::is_same_v<Layer, nn::LSTM>) {
     if (lengths.defined()) {
