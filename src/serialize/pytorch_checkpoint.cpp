@@ -22,8 +22,6 @@
 
 #include "src/serialize/pytorch_checkpoint.h"
 
-#include <zip.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -37,6 +35,8 @@
 #include "locus/factories.h"
 #include "src/core/regular_file.h"
 #include "src/serialize/pickle.h"
+#include "src/serialize/stored_view.h"
+#include "src/serialize/zip_archive.h"
 
 namespace locus::serialize {
 namespace {
@@ -54,101 +54,6 @@ constexpr int kMaxDepth = 64;
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
   throw IOError("cannot load '" + path + "': " + problem);
 }
-
-struct ArchiveCloser {
-  void operator()(zip_t* z) const noexcept { zip_discard(z); }  // opened read-only: nothing to write
-};
-struct MemberCloser {
-  void operator()(zip_file_t* f) const noexcept { zip_fclose(f); }
-};
-
-// The checkpoint's zip archive, its members named relative to the root folder.
-class Archive {
- public:
-  explicit Archive(const std::string& path) : path_(path) {
-    int code = 0;
-    zip_.reset(zip_open(path.c_str(), ZIP_RDONLY, &code));
-    if (!zip_) {
-      zip_error_t error;
-      zip_error_init_with_code(&error, code);
-      const std::string why = zip_error_strerror(&error);
-      zip_error_fini(&error);
-      fail(path, "it is not a readable zip archive (" + why + "); is the checkpoint truncated or damaged?");
-    }
-    const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
-    for (zip_int64_t i = 0; i < n && root_.empty(); ++i) {
-      const char* name = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), 0);
-      const std::string_view s = name ? name : "";
-      if (s.ends_with("/data.pkl") && s.find('/') == s.size() - 9 && s.size() > 9) root_ = s.substr(0, s.size() - 8);
-    }
-    if (root_.empty()) fail(path, "a zip archive without <folder>/data.pkl, so not a PyTorch checkpoint");
-  }
-
-  /// The index of member `<root>/<name>`, if the archive has it.
-  std::optional<zip_uint64_t> find(const std::string& name) const {
-    const zip_int64_t i = zip_name_locate(zip_.get(), (root_ + name).c_str(), 0);
-    if (i < 0) return std::nullopt;
-    return static_cast<zip_uint64_t>(i);
-  }
-
-  /// The uncompressed size of member `index`, checked against what its compressed bytes can hold
-  /// before anyone allocates it.
-  uint64_t size(zip_uint64_t index, const std::string& name) const {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(zip_.get(), index, 0, &st) != 0) fail(path_, "cannot read the zip entry of " + root_ + name);
-    const uint64_t want = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-    if ((st.valid & want) != want) fail(path_, "the zip entry of " + root_ + name + " has no sizes");
-    if (st.comp_method == ZIP_CM_STORE) {
-      if (st.size != st.comp_size)
-        fail(path_, root_ + name + " is stored uncompressed but claims " + std::to_string(st.size) + " bytes in " +
-                        std::to_string(st.comp_size));
-    } else if (st.comp_method == ZIP_CM_DEFLATE) {
-      if (st.comp_size > UINT64_MAX / 1032 || st.size > st.comp_size * 1032 + 64)
-        fail(path_, root_ + name + " claims " + std::to_string(st.size) + " bytes, more than its " +
-                        std::to_string(st.comp_size) + " deflated bytes can hold");
-    } else {
-      fail(path_, root_ + name + " is compressed with zip method " + std::to_string(st.comp_method) +
-                      "; PyTorch checkpoints are stored or deflated");
-    }
-    return st.size;
-  }
-
-  /// Reads all `n` bytes of member `index` into `dst`; libzip checks the CRC at its end.
-  void read(zip_uint64_t index, const std::string& name, void* dst, uint64_t n) const {
-    std::unique_ptr<zip_file_t, MemberCloser> f(zip_fopen_index(zip_.get(), index, 0));
-    if (!f) fail(path_, "cannot open " + root_ + name + " (" + zip_strerror(zip_.get()) + ")");
-    uint64_t got = 0;
-    while (true) {
-      // One byte past the end: the read that returns 0 is where libzip compares the CRC.
-      unsigned char spare;
-      void* at = got < n ? static_cast<unsigned char*>(dst) + got : &spare;
-      const uint64_t want = got < n ? std::min<uint64_t>(n - got, uint64_t{1} << 30) : 1;
-      const zip_int64_t r = zip_fread(f.get(), at, want);
-      if (r < 0) fail(path_, "cannot read " + root_ + name + " (" + zip_file_strerror(f.get()) + ")");
-      if (r == 0) break;
-      if (got >= n) fail(path_, root_ + name + " holds more bytes than its zip entry says");
-      got += static_cast<uint64_t>(r);
-    }
-    if (got != n) fail(path_, "truncated: " + root_ + name + " ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
-  }
-
-  /// The whole member `<root>/<name>` as text, at most `limit` bytes.
-  std::string read_text(zip_uint64_t index, const std::string& name, uint64_t limit) const {
-    const uint64_t n = size(index, name);
-    if (n > limit) fail(path_, root_ + name + " is " + std::to_string(n) + " bytes, more than " + std::to_string(limit));
-    std::string text(n, '\0');
-    read(index, name, text.data(), n);
-    return text;
-  }
-
-  const std::string& root() const { return root_; }
-
- private:
-  std::string path_;
-  std::unique_ptr<zip_t, ArchiveCloser> zip_;
-  std::string root_;  // "<folder>/"
-};
 
 // Flattening the pickle's dicts into names: Note [PyTorch checkpoints]. `budget` bounds the work
 // and the name bytes, so dicts shared through the memo (a DAG that doubles at every level) cannot
@@ -184,67 +89,13 @@ class Flattener {
   uint64_t budget_;
 };
 
-// The element range of `t` in its storage, checked; returns its element count.
-int64_t check_view(const PickleObject& t, const std::string& name, const std::string& path) {
-  const PickleObject& s = *t.storage;
-  const auto storage_numel = static_cast<uint64_t>(s.integer);
-  const auto offset = static_cast<uint64_t>(t.integer);
-  uint64_t numel = 1, last = offset;
-  bool overflow = false;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    const auto size = static_cast<uint64_t>(t.shape[d]);
-    overflow |= __builtin_mul_overflow(numel, size, &numel);
-    if (size > 0) {
-      uint64_t step = 0;
-      overflow |= __builtin_mul_overflow(size - 1, static_cast<uint64_t>(t.stride[d]), &step);
-      overflow |= __builtin_add_overflow(last, step, &last);
-    }
-  }
-  if (overflow) fail(path, "tensor '" + name + "' has a size or stride that overflows");
-  if (numel == 0) {
-    if (offset > storage_numel)
-      fail(path, "tensor '" + name + "' starts at element " + std::to_string(offset) + " of storage '" + s.text +
-                     "', which has only " + std::to_string(storage_numel) + " elements");
-    return 0;
-  }
-  if (last >= storage_numel)
-    fail(path, "tensor '" + name + "' views elements " + std::to_string(offset) + " to " + std::to_string(last) +
-                   " of storage '" + s.text + "', which has only " + std::to_string(storage_numel) + " elements");
-  if (numel > storage_numel)
-    fail(path, "tensor '" + name + "' repeats elements of its storage (a stride-0 view, as expand() makes): " +
-                   std::to_string(numel) + " elements from a storage of " + std::to_string(storage_numel) +
-                   "; save a clone() of it");
-  return static_cast<int64_t>(numel);
+// The checked view a pickled tensor describes of its storage.
+serialize::StoredView view_of(const PickleObject& t) {
+  return {t.shape, t.stride, t.integer, static_cast<uint64_t>(t.storage->integer)};
 }
 
-// Copies the strided view `t` of `storage` into `dst`, contiguous, `item` bytes an element.
-void gather(const PickleObject& t, const unsigned char* storage, size_t item, unsigned char* dst) {
-  const size_t ndim = t.shape.size();
-  const unsigned char* base = storage + static_cast<size_t>(t.integer) * item;
-  // Contiguous already: one copy.
-  bool contiguous = true;
-  int64_t expected = 1;
-  for (size_t d = ndim; d-- > 0;) {
-    if (t.shape[d] != 1 && t.stride[d] != expected) contiguous = false;
-    expected *= t.shape[d];
-  }
-  if (contiguous) {
-    std::memcpy(dst, base, static_cast<size_t>(expected) * item);
-    return;
-  }
-  // Otherwise an odometer over the outer dimensions, the innermost one copied element by element.
-  const int64_t inner = t.shape[ndim - 1];
-  const size_t inner_stride = static_cast<size_t>(t.stride[ndim - 1]) * item;
-  std::vector<int64_t> index(ndim, 0);
-  while (true) {
-    size_t at = 0;
-    for (size_t d = 0; d + 1 < ndim; ++d) at += static_cast<size_t>(index[d] * t.stride[d]);
-    const unsigned char* src = base + at * item;
-    for (int64_t i = 0; i < inner; ++i, src += inner_stride, dst += item) std::memcpy(dst, src, item);
-    size_t d = ndim - 1;
-    while (d > 0 && ++index[d - 1] == t.shape[d - 1]) index[--d] = 0;
-    if (d == 0) return;
-  }
+int64_t check_view(const PickleObject& t, const std::string& name, const std::string& path) {
+  return check_stored_view(view_of(t), name, t.storage->text, [&](const std::string& why) { fail(path, why); });
 }
 
 void swap_bytes(unsigned char* data, uint64_t numel, size_t item) {
@@ -269,7 +120,7 @@ OrderedDict<std::string, Tensor> load_pytorch_checkpoint(const std::string& path
       fail(path, "it is in PyTorch's legacy format (torch < 1.6, or _use_new_zipfile_serialization=False), which Locus "
                  "does not read; re-save it with a current torch: torch.save(torch.load(path), path)");
   }
-  const Archive archive(path);
+  const ZipArchive archive(path, "data.pkl", "a zip archive without <folder>/data.pkl, so not a PyTorch checkpoint");
   bool big_endian = false;
   if (const auto i = archive.find("byteorder")) {
     const std::string order = archive.read_text(*i, "byteorder", 16);
@@ -288,7 +139,7 @@ OrderedDict<std::string, Tensor> load_pytorch_checkpoint(const std::string& path
   // Every view checked, and every storage's member found and sized, before any data is read.
   struct StorageUse {
     const PickleObject* storage;
-    zip_uint64_t member;
+    uint64_t member;
     uint64_t bytes;
     std::vector<size_t> tensors;  // positions in flat.tensors
   };
@@ -333,7 +184,7 @@ OrderedDict<std::string, Tensor> load_pytorch_checkpoint(const std::string& path
     for (const size_t i : use.tensors) {
       const PickleObject& t = *views[i];
       Tensor host = empty(Shape(t.shape), TensorOptions().dtype(s.dtype));
-      if (check_view(t, *names[i], path) > 0) gather(t, data.data(), item, static_cast<unsigned char*>(host.data_ptr()));
+      if (check_view(t, *names[i], path) > 0) gather_stored_view(view_of(t), data.data(), item, static_cast<unsigned char*>(host.data_ptr()));
       tensors[i] = target.type() == DeviceType::CPU ? host : host.to(target);
     }
   }
