@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <unordered_set>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
@@ -147,16 +148,31 @@ void Module::collect(const std::string& prefix, bool params, bool recurse, Order
   for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, true, out);
 }
 
+namespace {
+
+// A tensor registered under several names (tied weights: a language model's embedding and output
+// layer) is listed once, under its first name, as PyTorch's named_parameters() does, so an
+// optimizer steps it once; state_dict() keeps every name.
+OrderedDict<std::string, Tensor> first_names_only(const OrderedDict<std::string, Tensor>& all) {
+  std::unordered_set<const void*> seen;
+  OrderedDict<std::string, Tensor> out;
+  for (const auto& [name, t] : all)
+    if (!t.defined() || seen.insert(t.impl()).second) out.insert(name, t);
+  return out;
+}
+
+}  // namespace
+
 OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
   OrderedDict<std::string, Tensor> out;
   collect("", true, recurse, out);
-  return out;
+  return first_names_only(out);
 }
 
 OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
   OrderedDict<std::string, Tensor> out;
   collect("", false, recurse, out);
-  return out;
+  return first_names_only(out);
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }

@@ -113,8 +113,12 @@ TEST(Replicate, SharedSubmodulesStayShared) {
   ASSERT_TRUE(copy);
   EXPECT_EQ(copy->a.get(), copy->b.get());
   EXPECT_NE(copy->a.get(), net->a.get());
-  EXPECT_EQ(copy->parameters().size(), 4u);  // listed under both names, as the original
-  EXPECT_TRUE(copy->parameters()[0].is_same(copy->parameters()[2]));
+  // As PyTorch's named_parameters(): a shared submodule's parameters once, under their first
+  // names; state_dict() keeps both names.
+  EXPECT_EQ(copy->parameters().size(), 2u);
+  EXPECT_EQ(copy->state_dict().size(), 4u);
+  EXPECT_TRUE(copy->named_parameters().contains("a.weight"));
+  EXPECT_FALSE(copy->named_parameters().contains("b.weight"));
 }
 
 // A subclass of a built-in (Cloneable) layer: cloned as itself, not sliced to a LinearImpl.
