@@ -13,6 +13,10 @@ add_library(Locus::zip INTERFACE IMPORTED)
 target_link_libraries(Locus::zip INTERFACE ${LOCUS_ZIP_LIBRARY})
 target_include_directories(Locus::zip INTERFACE ${LOCUS_ZIP_INCLUDE})
 
+# nlohmann-json (Debian nlohmann-json3-dev, header-only) parses torch.export's model.json
+# (src/export/). Private to the library's sources: no public header includes it.
+find_path(LOCUS_JSON_INCLUDE nlohmann/json.hpp REQUIRED)
+
 # Debian ships OpenBLAS in several threading flavours behind one alternative; Locus links the
 # OpenMP one by path and records the path in RUNPATH so the loader cannot swap in another.
 find_library(LOCUS_OPENBLAS_LIBRARY NAMES openblas

@@ -9,8 +9,9 @@ packages+=(libdnnl-dev)
 # The Debian packages and their check (scripts/package.sh, scripts/check-install.sh): cpack's
 # dpkg-shlibdeps needs dpkg-dev and file; the consumer is also built through pkg-config.
 packages+=(dpkg-dev file pkg-config)
-# PyTorch's zip checkpoints (`locus::load` of a torch.save file): libzip reads the archive.
-packages+=(libzip-dev)
+# PyTorch's zip checkpoints (`locus::load` of a torch.save file) and torch.export's .pt2
+# programs (`locus::load_exported`): libzip reads the archive, nlohmann-json the program.
+packages+=(libzip-dev nlohmann-json3-dev)
 # The sanitizer builds and their fuzz targets (the sanitize and tsan presets): clang with its
 # sanitizer runtimes, libFuzzer and LLVM's OpenMP.
 packages+=(clang libclang-rt-14-dev libomp-14-dev)

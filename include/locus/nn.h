@@ -22,6 +22,7 @@ LOCUS_API_BEGIN
 #include "locus/nn/module.h"
 #include "locus/nn/module_holder.h"
 #include "locus/nn/embedding.h"
+#include "locus/nn/exported.h"
 #include "locus/nn/layer_norm.h"
 #include "locus/nn/multihead_attention.h"
 #include "locus/nn/transformer.h"

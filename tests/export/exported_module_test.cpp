@@ -1,0 +1,277 @@
+// locus::load_exported against PyTorch 2.15's own run of the same exported programs
+// (scripts/reference/export_models.py wrote tests/export/data: an MLP, a BatchNorm CNN exported in
+// training and in eval mode, a residual block with in-place ops, a GPT with tied weights and
+// causal attention, an nn.TransformerEncoder language model): outputs, the loss, every parameter
+// gradient and every buffer after the forward, on cpu and sim, at the example's batch size and
+// another; training steps that lower the loss; the module's names, modes and shape checks; and
+// hand-made archives for each refusal.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "locus/locus.h"
+#include "tests/expect_error.h"
+#include "tests/test_files.h"
+#include "tests/test_util.h"
+#include "tests/zip_writer.h"
+
+namespace locus {
+namespace {
+
+using testing::expect_error;
+using testing::values;
+
+std::string data(const std::string& name) { return std::string(LOCUS_EXPORT_DATA_DIR) + "/" + name; }
+
+void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const std::vector<double> g = values(got.cpu()), w = values(want);
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tol * (1 + std::abs(w[i]))) << what << " at " << i;
+}
+
+struct Reference {
+  OrderedDict<std::string, Tensor> t;
+  std::vector<Tensor> with_prefix(const std::string& prefix) const {
+    std::vector<Tensor> out;
+    for (int k = 0; t.contains(prefix + std::to_string(k)); ++k) out.push_back(t.at(prefix + std::to_string(k)));
+    return out;
+  }
+};
+
+std::vector<Tensor> on(const std::vector<Tensor>& ts, Device d) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.to(d));
+  return out;
+}
+
+// `file`.pt2 against `reference`.safetensors (a core-ATen form shares its program's reference).
+void check_against_pytorch(const std::string& file, const std::string& name, Device device) {
+  SCOPED_TRACE(file + " on " + device.str());
+  const Reference ref{load(data(name + ".safetensors"))};
+  nn::ExportedModule m = load_exported(data(file + ".pt2"), device);
+  EXPECT_TRUE(m->unsupported_operators().empty());
+  const std::vector<Tensor> outputs = m->forward(on(ref.with_prefix("input."), device));
+  const std::vector<Tensor> want = ref.with_prefix("output."), weights = ref.with_prefix("loss_weight.");
+  ASSERT_EQ(outputs.size(), want.size());
+  Tensor loss = zeros({}, TensorOptions().dtype(kFloat64).device(device));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    expect_close(outputs[k], want[k], 2e-5, "output " + std::to_string(k));
+    loss = loss + mul(outputs[k], weights[k].to(device)).sum().to(kFloat64);
+  }
+  EXPECT_NEAR(loss.item<double>(), ref.t.at("loss").item<double>(), 1e-4 * (1 + std::abs(ref.t.at("loss").item<double>())));
+  loss.backward();
+  int grads = 0;
+  for (const auto& [pname, p] : m->named_parameters()) {
+    if (!ref.t.contains("grad." + pname)) continue;
+    ++grads;
+    expect_close(p.grad(), ref.t.at("grad." + pname), 1e-4, "grad of " + pname);
+  }
+  EXPECT_GT(grads, 0);
+  for (const auto& [bname, b] : m->named_buffers())
+    if (ref.t.contains("buffer." + bname)) expect_close(b, ref.t.at("buffer." + bname), 1e-5, "buffer " + bname);
+  // Another batch size binds the dynamic dimension again (without grad: the buffers stay put).
+  NoGradGuard no_grad;
+  const std::vector<Tensor> second = ref.with_prefix("output2.");
+  if (m->is_training()) m->eval();  // PyTorch ran the second batch in the exported module's mode
+  if (name != "cnn_train") {
+    const std::vector<Tensor> outputs2 = m->forward(on(ref.with_prefix("input2."), device));
+    for (size_t k = 0; k < outputs2.size(); ++k) expect_close(outputs2[k], second[k], 2e-5, "second batch output");
+  }
+}
+
+TEST(ExportedPrograms, EveryReferenceModelMatchesPyTorchOnCpuAndSim) {
+  for (const char* name : {"mlp", "cnn_train", "cnn_eval", "resblock", "gpt", "charlm"})
+    for (const char* device : {"cpu", "sim:0"}) check_against_pytorch(name, name, Device(device));
+}
+
+// The same programs decomposed to core ATen (run_decompositions): addmm, convolution, the
+// native norms with their saved statistics, the functional batch norm whose running statistics
+// come back as buffer mutations, the decomposed attention's masks and comparisons.
+TEST(ExportedPrograms, TheCoreAtenFormsMatchPyTorchToo) {
+  for (const char* name : {"mlp", "cnn_train", "cnn_eval", "resblock", "gpt", "charlm"})
+    for (const char* device : {"cpu", "sim:0"}) check_against_pytorch(std::string(name) + "_core", name, Device(device));
+}
+
+TEST(ExportedPrograms, TrainOnAnEvalCoreExportIsRefusedWithTheReason) {
+  nn::ExportedModule m = load_exported(data("cnn_eval_core.pt2"));
+  m->train();
+  expect_error<NotImplementedError>(
+      [&] { m->forward(randn({2, 1, 8, 8})); },
+      "ExportedModule: the program was exported in eval mode and decomposed to core ATen (run_decompositions), which "
+      "drops its dropout and its batch norms' running-statistics updates, so train() cannot run it as the Python module "
+      "would; export the model in training mode, or save the export() graph without run_decompositions()");
+  m->eval();
+  EXPECT_EQ(m->forward(randn({2, 1, 8, 8})).size(1), 5);
+}
+
+TEST(ExportedPrograms, NamesModesAndTiedWeightsAreTheExportedModules) {
+  nn::ExportedModule gpt = load_exported(data("gpt.pt2"));
+  const auto state = gpt->state_dict();
+  EXPECT_TRUE(state.contains("wte.weight"));
+  EXPECT_TRUE(state.contains("head.weight"));  // tied: both names in state_dict, as PyTorch's
+  const auto params = gpt->named_parameters();
+  EXPECT_TRUE(params.contains("wte.weight"));
+  EXPECT_FALSE(params.contains("head.weight"));  // one parameter, listed under its first name
+  EXPECT_TRUE(params.at("wte.weight").is_same(state.at("head.weight")) ||
+              params.at("wte.weight").data_ptr() == state.at("head.weight").data_ptr());
+  EXPECT_TRUE(params.contains("blocks.0.qkv.weight"));
+  EXPECT_EQ(gpt->input_names(), std::vector<std::string>{"idx"});
+  EXPECT_FALSE(gpt->is_training());
+  EXPECT_TRUE(load_exported(data("cnn_train.pt2"))->is_training());
+  EXPECT_NE(gpt->operators().size(), 0u);
+}
+
+// eval() on a training-mode export normalises with the running statistics, as PyTorch's module
+// in eval mode; the counter of batches stays.
+TEST(ExportedPrograms, EvalOnATrainingExportUsesTheRunningStatistics) {
+  nn::ExportedModule m = load_exported(data("cnn_train.pt2"));
+  const Reference ref{load(data("cnn_train.safetensors"))};
+  m->eval();
+  const Tensor x = ref.t.at("input.0");
+  const Tensor a = m->forward(x), b = m->forward(x);
+  expect_close(a, b, 0, "eval is deterministic");
+  EXPECT_EQ(m->named_buffers().at("bn1.num_batches_tracked").item<int64_t>(), 0);
+  m->train();
+  m->forward(x);
+  EXPECT_EQ(m->named_buffers().at("bn1.num_batches_tracked").item<int64_t>(), 1);
+}
+
+// Dropout and batch statistics follow the module's mode: an eval-mode export keeps its dropout
+// probability for train(), and its batch norms then normalise with the batch's statistics and
+// update the running ones, as the Python module in training mode.
+TEST(ExportedPrograms, TrainOnAnEvalExportTurnsDropoutAndBatchStatisticsOn) {
+  nn::ExportedModule m = load_exported(data("cnn_eval.pt2"));
+  const Tensor x = load(data("cnn_eval.safetensors")).at("input.0");
+  const Tensor running = m->named_buffers().at("bn1.running_mean").clone();
+  m->train();
+  manual_seed(1);
+  const Tensor a = m->forward(x);
+  manual_seed(2);
+  const Tensor b = m->forward(x);
+  EXPECT_GT(abs(sub(a, b)).max().item<double>(), 0.0);
+  EXPECT_GT(abs(sub(m->named_buffers().at("bn1.running_mean"), running)).max().item<double>(), 0.0);
+  m->eval();
+  expect_close(m->forward(x), m->forward(x), 0, "eval is deterministic again");
+}
+
+TEST(ExportedPrograms, SgdStepsLowerTheLoss) {
+  for (const char* name : {"mlp", "cnn_train", "gpt"}) {
+    SCOPED_TRACE(name);
+    const Reference ref{load(data(std::string(name) + ".safetensors"))};
+    nn::ExportedModule m = load_exported(data(std::string(name) + ".pt2"));
+    optim::SGD opt(m->parameters(), optim::SGDOptions(0.05));
+    const std::vector<Tensor> inputs = ref.with_prefix("input."), weights = ref.with_prefix("loss_weight.");
+    const auto loss_now = [&] {
+      Tensor loss = zeros({});
+      const std::vector<Tensor> out = m->forward(inputs);
+      for (size_t k = 0; k < out.size(); ++k) loss = loss + mul(out[k], weights[k]).sum();
+      return loss;
+    };
+    const double first = loss_now().item<double>();
+    for (int step = 0; step < 5; ++step) {
+      opt.zero_grad();
+      loss_now().backward();
+      opt.step();
+    }
+    EXPECT_LT(loss_now().item<double>(), first);
+  }
+}
+
+TEST(ExportedPrograms, InputsAreCheckedAgainstTheProgram) {
+  nn::ExportedModule m = load_exported(data("mlp.pt2"));
+  expect_error<ShapeError>([&] { m->forward(randn({3, 5})); },
+                           "ExportedModule: input 'x' has size 5 in dimension 1 but the program was exported with 4 there "
+                           "(a static dimension; export with a torch.export.Dim to make it dynamic)");
+  expect_error<ShapeError>([&] { m->forward(randn({65, 4})); },
+                           "ExportedModule: input 'x' has size 65 in dimension 0, outside the range [1, 64] the program "
+                           "allows for s77");
+  expect_error<ShapeError>([&] { m->forward(randn({4})); },
+                           "ExportedModule: input 'x' has 1 dimensions [4] but the program takes 2");
+  expect_error<DTypeError>([&] { m->forward(randn({2, 4}, kFloat64)); },
+                           "ExportedModule: input 'x' is float64 but the program takes float32");
+  expect_error<ValueError>([&] { m->forward(std::vector<Tensor>{}); }, "ExportedModule: the program takes 1 input(s) (x), got 0");
+}
+
+// ---- hand-made archives: each refusal names the problem --------------------------------------
+
+std::string program_json(const std::string& target, int major = 8) {
+  return R"({"schema_version": {"major": )" + std::to_string(major) + R"(, "minor": 3}, "torch_version": "2.15.0",
+    "graph_module": {"graph": {"inputs": [{"as_tensor": {"name": "x"}}], "outputs": [{"as_tensor": {"name": "y"}}],
+      "nodes": [{"target": ")" + target + R"(", "name": "y", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}],
+                 "outputs": [{"as_tensor": {"name": "y"}}], "metadata": {}}],
+      "tensor_values": {"x": {"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false,
+                              "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}],
+                              "storage_offset": {"as_int": 0}, "layout": 7}},
+      "sym_int_values": {}, "sym_bool_values": {}},
+     "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+                   "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}}]},
+     "module_call_graph": []},
+    "range_constraints": {}})";
+}
+
+std::string write_archive(const std::string& name, std::vector<std::pair<std::string, std::string>> members) {
+  const std::string path = testing::temp_path("pt2", name);
+  testing::write_file(path, testing::zip(members));
+  return path;
+}
+
+std::vector<std::pair<std::string, std::string>> archive_of(const std::string& program, const std::string& weights = R"({"config": {}})") {
+  return {{"m/archive_format", "pt2"}, {"m/byteorder", "little"}, {"m/models/model.json", program},
+          {"m/data/weights/model_weights_config.json", weights}};
+}
+
+TEST(ExportedPrograms, AHandMadeProgramRuns) {
+  const std::string path = write_archive("relu", archive_of(program_json("torch.ops.aten.relu.default")));
+  nn::ExportedModule m = load_exported(path);
+  expect_close(m->forward(tensor({-1.0f, 2.0f})), tensor({0.0f, 2.0f}), 0, "relu");
+}
+
+TEST(ExportedPrograms, MalformedArchivesAreTypedErrorsNamingTheProblem) {
+  const std::string relu = program_json("torch.ops.aten.relu.default");
+  const auto expect_io = [](const std::string& path, const std::string& problem) {
+    expect_error<IOError>([&] { load_exported(path); }, "cannot load '" + path + "': " + problem);
+  };
+  std::string path = write_archive("schema7", archive_of(program_json("torch.ops.aten.relu.default", 7)));
+  expect_io(path, "m/models/model.json: the program's serialization schema is version 7.3; Locus reads version 8.x: "
+                  "re-save it with torch >= 2.5 (torch.export.save)");
+  path = write_archive("not_pt2", {{"m/data.pkl", "x"}});
+  expect_io(path, "a zip archive without <folder>/archive_format, so not a torch.export program (.pt2)");
+  path = write_archive("format", {{"m/archive_format", "pt3"}});
+  expect_io(path, "m/archive_format is 'pt3', not 'pt2'");
+  path = write_archive("json", archive_of("{\"schema_version\": "));
+  EXPECT_THROW(load_exported(path), IOError);
+  path = write_archive("field", archive_of(R"({"schema_version": {"major": 8, "minor": 0}, "graph_module": 3})"));
+  expect_io(path, "m/models/model.json: graph_module: expected an object");
+  const std::string weight = R"({"config": {"w": {"path_name": "weight_0", "is_param": true, "use_pickle": false,
+      "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null},
+                      "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}}}})";
+  auto members = archive_of(relu, weight);
+  path = write_archive("missing_blob", members);
+  expect_io(path, "tensor 'w' is stored in m/data/weights/weight_0, which the archive lacks");
+  members.push_back({"m/data/weights/weight_0", std::string(8, '\0')});
+  path = write_archive("short_blob", members);
+  expect_io(path, "tensor 'w' views elements 0 to 3 of storage 'weight_0', which has only 2 elements");
+  std::string pickled = weight;
+  pickled.replace(pickled.find("\"use_pickle\": false"), 19, "\"use_pickle\": true");
+  path = write_archive("pickle", archive_of(relu, pickled));
+  expect_io(path, "m/data/weights/model_weights_config.json: config.w: a pickled payload; Locus reads raw tensor bytes "
+                  "only (re-save without pickled constants)");
+  path = testing::temp_path("pt2", "truncated");
+  const std::string whole = testing::zip(archive_of(relu));
+  testing::write_file(path, whole.substr(0, whole.size() / 2));
+  EXPECT_THROW(load_exported(path), IOError);
+}
+
+TEST(ExportedPrograms, AnUnsupportedOperatorIsNamedWithItsNode) {
+  const std::string path = write_archive("unsupported", archive_of(program_json("torch.ops.aten.frobnicate.default")));
+  expect_error<NotImplementedError>([&] { load_exported(path); },
+                                    "load_exported('" + path + "'): Locus does not support 1 of the program's operators: "
+                                    "torch.ops.aten.frobnicate.default (first at node 'y')");
+}
+
+}  // namespace
+}  // namespace locus
