@@ -234,8 +234,35 @@ void bind(const Call& call, std::vector<Value> results, std::map<std::string, Va
 
 }  // namespace
 
+namespace {
+
+// The names a node reads.
+void names_read(const Node& node, const std::function<void(const std::string&)>& f) {
+  using K = Argument::Kind;
+  for (const NamedArgument& a : node.inputs) {
+    if (a.arg.kind == K::Tensor || (a.arg.kind == K::SymInt && !a.arg.name.empty())) f(a.arg.name);
+    if (a.arg.kind == K::Tensors || a.arg.kind == K::OptionalTensors || a.arg.kind == K::SymInts)
+      for (const std::string& n : a.arg.names)
+        if (!n.empty()) f(n);
+  }
+}
+
+}  // namespace
+
 std::vector<Value> run_graph(const Program& program, std::map<std::string, Value> values, const RunContext& context) {
-  for (const Node& node : program.nodes) {
+  // Each value is dropped after the last node that reads it (the graph's outputs are kept), so an
+  // inference keeps only what is still to be read, as PyTorch's interpreter does; under autograd
+  // the nodes keep what their backward needs.
+  std::map<std::string, size_t> last_read;
+  for (size_t i = 0; i < program.nodes.size(); ++i) names_read(program.nodes[i], [&](const std::string& n) { last_read[n] = i; });
+  for (const Argument& a : program.outputs) {
+    last_read.erase(a.name);
+    for (const std::string& n : a.names) last_read.erase(n);
+  }
+  std::vector<std::vector<std::string>> dies_after(program.nodes.size());
+  for (const auto& [name, i] : last_read) dies_after[i].push_back(name);
+  for (size_t i = 0; i < program.nodes.size(); ++i) {
+    const Node& node = program.nodes[i];
     const Call call(node, values, context);
     for (const NamedArgument& a : node.inputs)
       if (a.arg.kind == Argument::Kind::Unsupported)
@@ -244,6 +271,7 @@ std::vector<Value> run_graph(const Program& program, std::map<std::string, Value
     const Target* target = find_target(node.target);
     if (!target) call.fail("Locus does not support this operator (`locus info` lists a file's operators and which it supports)");
     bind(call, (*target)(call), values);
+    for (const std::string& name : dies_after[i]) values.erase(name);
   }
   std::vector<Value> out;
   for (const Argument& a : program.outputs) {
