@@ -7,6 +7,7 @@
 set -euo pipefail
 locus="$1"
 case_name="$2"
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -100,9 +101,16 @@ bench)
   refused 2 "--json: cannot write '$work': it is a directory" -- bench --json "$work"
   ;;
 info)
-  # `locus info` takes no options but --help.
+  # `locus info` takes no options but --help, and one .pt2 file to describe.
   refused 2 "The following argument was not expected: --device" -- info --device
-  refused 2 "The following argument was not expected: extra" -- info extra
+  refused 2 "program: the file 'extra' does not exist" -- info extra
+  refused 2 "program: '$work' is a directory, not a file" -- info "$work"
+  refused 2 "The following argument was not expected: more" -- info "$here/export/data/mlp.pt2" more
+  "$locus" info "$here/export/data/mlp.pt2" > out 2> err || fail "locus info mlp.pt2 failed"
+  grep -qxF "  x: float32 [s77 in 1..64, 4]" out || fail "locus info mlp.pt2's input line"
+  grep -qxF "  yes torch.ops.aten.linear.default" out || fail "locus info mlp.pt2's operator lines"
+  printf 'PK' > damaged.pt2
+  refused 1 "locus: cannot load 'damaged.pt2': it is not a readable zip archive (Not a zip archive); is the file truncated or damaged?" -- info damaged.pt2
   "$locus" info > out 2> err || fail "locus info failed"
   grep -qxF "  sim: 2 simulated device(s) (LOCUS_SIM_DEVICES / LOCUS_SIM_MEMORY)" out || fail "locus info's sim line"
   ;;

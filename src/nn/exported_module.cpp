@@ -297,6 +297,57 @@ std::string ExportedModuleImpl::extra_repr() const {
 
 }  // namespace nn
 
+ExportedSummary summarize_exported(const std::string& path) {
+  using exported::InputSpec;
+  using exported::OutputSpec;
+  using exported::Program;
+  const exported::Pt2Contents contents = exported::read_pt2(path);
+  const Program& p = contents.program;
+  ExportedSummary s;
+  s.torch_version = p.torch_version;
+  s.schema = std::to_string(p.schema_major) + "." + std::to_string(p.schema_minor);
+  for (const auto& v : p.verifiers) s.dialect += (s.dialect.empty() ? "" : ", ") + v;
+  std::map<std::string, Tensor> weights(contents.weights.begin(), contents.weights.end());
+  std::set<const void*> counted;
+  for (const InputSpec& spec : p.input_specs) {
+    if (spec.kind == InputSpec::Kind::Parameter) {
+      // Tied weights (two names, one stored tensor) count once, as named_parameters() lists them.
+      const auto it = weights.find(spec.target);
+      if (it != weights.end() && !counted.insert(it->second.impl()).second) continue;
+      ++s.parameters;
+      if (it != weights.end()) s.parameter_elements += static_cast<size_t>(it->second.numel());
+    } else if (spec.kind == InputSpec::Kind::Buffer) {
+      ++s.buffers;
+    } else if (spec.kind == InputSpec::Kind::User) {
+      std::string text = spec.arg;
+      if (const auto meta = p.tensor_values.find(spec.arg); meta != p.tensor_values.end()) {
+        const auto dtype = exported::dtype_of_scalar_type(meta->second.dtype);
+        text += ": " + (dtype ? std::string(dtype_name(*dtype)) : "dtype " + std::to_string(meta->second.dtype)) + " [";
+        for (size_t d = 0; d < meta->second.sizes.size(); ++d) {
+          const exported::SymSize& size = meta->second.sizes[d];
+          text += d ? ", " : "";
+          if (size.value) {
+            text += std::to_string(*size.value);
+            continue;
+          }
+          const std::string symbol = nn::symbol_of(size.expression);
+          text += symbol.empty() ? size.expression : symbol;
+          if (const auto r = p.range_constraints.find(symbol); r != p.range_constraints.end())
+            text += " in " + (r->second.min ? std::to_string(*r->second.min) : "-inf") + ".." +
+                    (r->second.max ? std::to_string(*r->second.max) : "inf");
+        }
+        text += "]";
+      }
+      s.inputs.push_back(text);
+    }
+  }
+  for (const OutputSpec& spec : p.output_specs) s.outputs += spec.kind == OutputSpec::Kind::User;
+  std::set<std::string> seen;
+  for (const exported::Node& n : p.nodes)
+    if (seen.insert(n.target).second) s.operators.emplace_back(n.target, exported::find_target(n.target) != nullptr);
+  return s;
+}
+
 nn::ExportedModule load_exported(const std::string& path, std::optional<Device> device) {
   auto contents = std::make_shared<exported::Pt2Contents>(exported::read_pt2(path));
   const auto unsupported = exported::unsupported_targets(contents->program);

@@ -125,6 +125,33 @@ TEST(ExportedPrograms, NamesModesAndTiedWeightsAreTheExportedModules) {
   EXPECT_NE(gpt->operators().size(), 0u);
 }
 
+// What `locus info model.pt2` prints: the inputs with their dynamic ranges, the state's size,
+// every operator with whether Locus runs it.
+TEST(ExportedPrograms, SummaryDescribesTheProgramWithoutRunningIt) {
+  const ExportedSummary s = summarize_exported(data("mlp.pt2"));
+  EXPECT_EQ(s.torch_version, "2.15.0+cu132");
+  EXPECT_EQ(s.dialect, "TRAINING");
+  EXPECT_EQ(s.inputs, std::vector<std::string>{"x: float32 [s77 in 1..64, 4]"});
+  EXPECT_EQ(s.outputs, 1u);
+  EXPECT_EQ(s.parameters, 4u);
+  EXPECT_EQ(s.parameter_elements, 4u * 8 + 8 + 8 * 3 + 3);
+  EXPECT_EQ(s.operators, (std::vector<std::pair<std::string, bool>>{{"torch.ops.aten.linear.default", true},
+                                                                     {"torch.ops.aten.relu.default", true}}));
+  EXPECT_EQ(summarize_exported(data("cnn_train_core.pt2")).dialect, "ATEN");
+  const ExportedSummary gpt = summarize_exported(data("gpt.pt2"));
+  EXPECT_EQ(gpt.parameters, load_exported(data("gpt.pt2"))->parameters().size());  // the tied weight once
+}
+
+// A replica (DataParallel's clone) computes what the module computes, with its own parameters.
+TEST(ExportedPrograms, ACloneOnAnotherDeviceComputesTheSame) {
+  nn::ExportedModule m = load_exported(data("gpt.pt2"));
+  const Tensor idx = load(data("gpt.safetensors")).at("input.0");
+  const auto copy = std::dynamic_pointer_cast<nn::ExportedModuleImpl>(m->clone(Device("sim:1")));
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->named_parameters().at("wte.weight").device(), Device("sim:1"));
+  expect_close(copy->forward(idx.to(Device("sim:1"))), m->forward(idx), 1e-6, "clone");
+}
+
 // eval() on a training-mode export normalises with the running statistics, as PyTorch's module
 // in eval mode; the counter of batches stays.
 TEST(ExportedPrograms, EvalOnATrainingExportUsesTheRunningStatistics) {

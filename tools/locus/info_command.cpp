@@ -4,6 +4,7 @@
 
 #include "locus/locus.h"
 #include "tools/locus/commands.h"
+#include "tools/locus/option_checks.h"
 
 namespace locus::cli {
 namespace {
@@ -42,9 +43,33 @@ void run_info() {
 
 }  // namespace
 
+// `locus info model.pt2`: what a torch.export program holds and whether Locus runs all of it.
+void run_program_info(const std::string& path) {
+  const ExportedSummary s = summarize_exported(path);
+  std::cout << path << ": a torch.export program (schema " << s.schema << ", " << (s.dialect.empty() ? "?" : s.dialect)
+            << " graph" << (s.torch_version.empty() ? "" : ", saved by torch " + s.torch_version) << ")\n";
+  std::cout << "inputs:\n";
+  for (const std::string& input : s.inputs) std::cout << "  " << input << "\n";
+  std::cout << "outputs: " << s.outputs << "\nparameters: " << s.parameters << " tensors, " << s.parameter_elements
+            << " elements; buffers: " << s.buffers << "\noperators:\n";
+  size_t missing = 0;
+  for (const auto& [op, supported] : s.operators) {
+    std::cout << "  " << (supported ? "yes " : "NO  ") << op << "\n";
+    missing += !supported;
+  }
+  if (missing) std::cout << missing << " operator(s) Locus does not run: load_exported refuses this program\n";
+  else std::cout << "Locus runs every operator: load_exported(\"" << path << "\") loads it\n";
+}
+
 void add_info_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Build configuration and every device with its memory");
-  cmd->callback(run_info);
+  auto* cmd = app.add_subcommand("info", "Build configuration and every device with its memory; with a .pt2 file, "
+                                         "what the exported program holds");
+  static std::string program;
+  cmd->add_option("program", program, "a torch.export.save file (.pt2) to describe instead")->check(existing_file());
+  cmd->callback([] {
+    if (program.empty()) run_info();
+    else run_program_info(program);
+  });
 }
 
 }  // namespace locus::cli

@@ -189,4 +189,15 @@ CLI::Validator existing_directory(const std::string& hint) {
       "a directory");
 }
 
+CLI::Validator existing_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(text, ec)) return {};
+        if (std::filesystem::is_directory(text, ec)) return "'" + text + "' is a directory, not a file";
+        return "the file '" + text + "' does not exist";
+      },
+      "a file");
+}
+
 }  // namespace locus::cli

@@ -28,5 +28,7 @@ CLI::Validator device_on_this_machine();
 CLI::Validator writable_file();
 /// An existing directory; `hint` says what to pass instead.
 CLI::Validator existing_directory(const std::string& hint);
+/// An existing regular file.
+CLI::Validator existing_file();
 
 }  // namespace locus::cli

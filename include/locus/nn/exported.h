@@ -14,6 +14,7 @@ LOCUS_API_BEGIN
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "locus/device.h"
@@ -64,6 +65,24 @@ class ExportedModuleImpl : public Module {
 LOCUS_MODULE(ExportedModule);
 
 }  // namespace nn
+
+/// What a `.pt2` file holds, read without running it (`locus info model.pt2`).
+struct ExportedSummary {
+  std::string torch_version;  ///< the PyTorch that saved it
+  std::string schema;         ///< the serialization schema version, "8.20"
+  std::string dialect;        ///< "TRAINING" (export()'s graph) or "ATEN" (core ATen)
+  /// Each user input: its name and shape, dynamic dimensions as their symbol and range
+  /// ("x: float32 [s77 in 1..64, 4]").
+  std::vector<std::string> inputs;
+  size_t outputs = 0;
+  size_t parameters = 0, parameter_elements = 0, buffers = 0;
+  /// Every operator the program calls, once each, with whether Locus runs it.
+  std::vector<std::pair<std::string, bool>> operators;
+};
+
+/// Reads `path` (a torch.export.save file) and describes it; IOError as load_exported's for a
+/// malformed file. Unlike load_exported it does not refuse operators Locus lacks: it lists them.
+ExportedSummary summarize_exported(const std::string& path);
 
 /// Loads the program of a `.pt2` file written by `torch.export.save` as a module on `device`
 /// (cpu by default), in the mode it was exported in (train() or eval() to change it). IOError
