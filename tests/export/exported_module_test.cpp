@@ -152,6 +152,33 @@ TEST(ExportedPrograms, ACloneOnAnotherDeviceComputesTheSame) {
   expect_close(copy->forward(idx.to(Device("sim:1"))), m->forward(idx), 1e-6, "clone");
 }
 
+// DataParallel splits the batch over two sim devices, each replica runs the program with its
+// own parameters, and the gradients come back to the module's: the same as one device.
+TEST(ExportedPrograms, DataParallelOverTwoDevicesGivesTheSingleDevicesGradients) {
+  const Reference ref{load(data("mlp.safetensors"))};
+  const Tensor x = cat({ref.t.at("input.0"), ref.t.at("input2.0")}, 0);  // 8 rows: 4 per device
+  nn::ExportedModule single = load_exported(data("mlp.pt2"), Device("sim:0"));
+  nn::ExportedModule replicated = load_exported(data("mlp.pt2"), Device("sim:0"));
+  single->forward(x.to(Device("sim:0"))).pow(2).sum().backward();
+  nn::DataParallel parallel(replicated, {Device("sim:0"), Device("sim:1")}, Device("sim:0"));
+  parallel(x.to(Device("sim:0"))).pow(2).sum().backward();
+  for (const auto& [name, p] : single->named_parameters())
+    expect_close(replicated->named_parameters().at(name).grad(), p.grad().cpu(), 1e-5, "grad of " + name);
+}
+
+// Under autocast the program's products run in bfloat16, as the Python module's would.
+TEST(ExportedPrograms, AutocastRunsTheProductsInBfloat16) {
+  const Reference ref{load(data("mlp.safetensors"))};
+  nn::ExportedModule m = load_exported(data("mlp.pt2"));
+  Tensor y;
+  {
+    amp::AutocastGuard autocast(DeviceType::CPU, kBFloat16);
+    y = m->forward(ref.t.at("input.0"));
+  }
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  expect_close(y.to(kFloat32), ref.t.at("output.0"), 3e-2, "bfloat16 output");
+}
+
 // eval() on a training-mode export normalises with the running statistics, as PyTorch's module
 // in eval mode; the counter of batches stays.
 TEST(ExportedPrograms, EvalOnATrainingExportUsesTheRunningStatistics) {
