@@ -5,6 +5,7 @@
 // Usage: gan_checkpoint <data dir> <checkpoint dir> [batches]
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -108,15 +109,20 @@ int main(int argc, char** argv) {
   torch::load(samples, torch::str(dir, "/samples-", done, ".pt"));
   TORCH_CHECK(samples.sizes() == torch::IntArrayRef({4, 1, 28, 28}), "samples have shape ", samples.sizes());
 
-  // The same step from the same state and the same noise: identical losses and parameters.
+  // The same step from the same state and the same noise: the same losses and parameters, to
+  // float32 rounding. Not bit for bit: on a busy machine the thread budget may run the two steps
+  // on different thread counts, and oneDNN's convolution weight gradients are summed in an order
+  // that follows the thread count (Note [Thread budget]).
   torch::manual_seed(7);
   const auto original = gan.step(last);
   torch::manual_seed(7);
   const auto again = restored.step(last);
-  TORCH_CHECK(original == again, "losses after restoring differ: ", original.first, " vs ", again.first);
+  const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-4 * (1 + std::abs(y)); };
+  TORCH_CHECK(close(original.first, again.first) && close(original.second, again.second), "losses after restoring differ: ",
+              original.first, " vs ", again.first, ", ", original.second, " vs ", again.second);
   const auto a = gan.generator->named_parameters(), b = restored.generator->named_parameters();
   for (const auto& item : a)
-    TORCH_CHECK(torch::equal(item.value(), b[item.key()]), "parameter ", item.key(), " differs after restoring");
+    TORCH_CHECK(torch::allclose(item.value(), b[item.key()], 1e-4, 1e-6), "parameter ", item.key(), " differs after restoring");
   std::printf("restored from %s: the next step matches (D_loss %.4f, G_loss %.4f)\n", dir.c_str(), again.first,
               again.second);
   return 0;
