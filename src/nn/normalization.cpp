@@ -77,11 +77,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   // One pass over the input, y = x scale + shift with per-channel scale = weight / sqrt(var + eps)
   // and shift = bias - mean scale, as PyTorch's inference kernel; the gradients of input, weight
   // and bias flow through the small per-channel ops and the pass.
-  Tensor scale = rsqrt(add(ops::per_channel(running_var, rank, compute), o.eps()));
-  if (o.weight().defined()) scale = mul(scale, ops::per_channel(o.weight(), rank, compute));
-  Tensor shift = neg(mul(ops::per_channel(running_mean, rank, compute), scale));
-  if (o.bias().defined()) shift = add(shift, ops::per_channel(o.bias(), rank, compute));
-  return addcmul(shift, input.to(compute), scale).to(input.dtype());
+  Tensor scale = rsqrt(add(running_var.to(compute), o.eps()));
+  if (o.weight().defined()) scale = mul(scale, o.weight().to(compute));
+  Tensor shift = neg(mul(running_mean.to(compute), scale));
+  if (o.bias().defined()) shift = add(shift, o.bias().to(compute));
+  return ops::channel_affine(input.to(compute), scale, shift).to(input.dtype());
 }
 
 Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {

@@ -1,5 +1,5 @@
-// Training-mode batch norm as one node (Note [Batch norm in training]), and the per-channel
-// helpers the normalisation layers share.
+// Training-mode batch norm as one node (Note [Batch norm in training]), the per-channel affine
+// pass that normalises in both modes, and the per-channel helpers the normalisation layers share.
 
 #include <vector>
 
@@ -37,8 +37,8 @@ namespace {
 //   grad_x = g a + x b + c with a = weight invstd, b = -a invstd sum(g xhat) / M,
 //            c = -a sum(g) / M - mean b                 (M: elements per channel)
 // Where the device has the fused kernel (KernelTable::batch_norm: CPU and CUDA), the statistics
-// (two passes over each channel, the second from cache), the two sums and grad_x are one kernel
-// each; elsewhere (sim configured without "batch_norm", tests compare the two) they are ops:
+// (two passes over each channel, the second from cache), y itself (the Affine pass), the two
+// sums and grad_x are one kernel each; elsewhere (sim configured without "batch_norm", tests compare the two) they are ops:
 // sum, sub, mul, sum for the statistics, sum and mul-sum for the sums, two addcmul for grad_x.
 // The composition recorded op by op kept a dozen full-size intermediates and ran 4x slower
 // (docs/performance.md).
@@ -55,7 +55,7 @@ struct FusedPass {
     args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
     args.x = dense_operand(x);
     wait_for_host(x);
-    if (pass == BatchNormArgs::Pass::BackwardInput) return;
+    if (pass == BatchNormArgs::Pass::BackwardInput || pass == BatchNormArgs::Pass::Affine) return;
     first = empty_on(Shape{args.channels}, x.dtype(), device);
     second = empty_on(Shape{args.channels}, x.dtype(), device);
     args.first = dense_result(first);
@@ -78,7 +78,52 @@ Tensor composed_batch_norm(const Tensor& input, const Tensor& weight, const Tens
   return y.to(input.dtype());
 }
 
+// One Affine pass of the fused kernel: x [N, C, ...] times scale[c] plus shift[c] (undefined:
+// none), all contiguous in x's dtype.
+Tensor affine_pass(const KernelTable& fused, const Tensor& x, const Tensor& scale, const Tensor& shift) {
+  Tensor y = empty_on(x.shape(), x.dtype(), x.device());
+  FusedPass pass(BatchNormArgs::Pass::Affine, x);
+  pass.args.a = dense_operand(scale);
+  if (shift.defined()) pass.args.c = dense_operand(shift);
+  pass.args.out = dense_result(y);
+  wait_for_host(scale);
+  fused.batch_norm(pass.args);
+  return y;
+}
+
 }  // namespace
+
+Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift) {
+  const StructuredCall call(OpId::BatchNorm, {{input, "input"}, {scale, "weight"}, {shift, "bias"}});
+  const DType dtype = input.dtype();
+  const KernelTable* fused =
+      dtype == DType::Float32 || dtype == DType::Float64 ? call.fused(&KernelTable::batch_norm, dtype) : nullptr;
+  const int64_t rank = input.dim();
+  if (!fused || input.numel() == 0) return addcmul(per_channel(shift, rank, dtype), input, per_channel(scale, rank, dtype));
+  const Tensor x = input.contiguous(), a = scale.to(dtype).contiguous(), c = shift.to(dtype).contiguous();
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = affine_pass(*fused, x, a, c);
+  }
+  if (!call.needs_grad()) return y;
+  // d/dx = a per channel (x is not read: an infinite x must not turn its gradient into NaN);
+  // d/da = sum(g x) and d/dc = sum(g), both from one BackwardReduce pass.
+  const DType scale_dtype = scale.dtype(), shift_dtype = shift.dtype();
+  autograd::FunctionNode& node = autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
+    NoGradGuard no_grad;
+    const Tensor g = grad.to(dtype).contiguous();
+    FusedPass sums(BatchNormArgs::Pass::BackwardReduce, x);
+    sums.args.grad = dense_operand(g);
+    wait_for_host(g);
+    fused->batch_norm(sums.args);
+    return {affine_pass(*fused, g, a, Tensor()), sums.second.to(scale_dtype), sums.first.to(shift_dtype)};
+  }, {&input, &scale, &shift}, {{x, input}});
+  node.recompute_with({input, scale, shift}, [rank, dtype](const std::vector<Tensor>& in) {
+    return addcmul(per_channel(in[2], rank, dtype), in[0], per_channel(in[1], rank, dtype));
+  });
+  return y;
+}
 
 Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                            const Tensor& running_var, double momentum, double eps, const Shape& dims, int64_t count) {
@@ -107,7 +152,7 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
     invstd = rsqrt(add(var, eps));
     scale = weight.defined() ? mul(invstd, per_channel(weight, rank, compute)) : invstd;
     const Tensor shift = bias.defined() ? sub(per_channel(bias, rank, compute), mul(mean, scale)) : neg(mul(mean, scale));
-    y = addcmul(shift, x, scale).to(input.dtype());
+    y = channel_affine(x, scale.flatten(), shift.flatten()).to(input.dtype());
     if (running_mean.defined()) update_running(running_mean, mean.flatten(), momentum);
     if (running_var.defined())
       update_running(running_var, mul(var.flatten(), static_cast<double>(count) / static_cast<double>(count - 1)), momentum);
@@ -143,7 +188,7 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
       const Tensor ka = a.flatten().contiguous(), kb = b.flatten().contiguous(), kc = c.flatten().contiguous();
       FusedPass apply(BatchNormArgs::Pass::BackwardInput, x);
       apply.args.grad = dense_operand(g);
-      apply.args.grad_input = dense_result(gx);
+      apply.args.out = dense_result(gx);
       apply.args.a = dense_operand(ka);
       apply.args.b = dense_operand(kb);
       apply.args.c = dense_operand(kc);

@@ -211,7 +211,7 @@ struct Im2colArgs {
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t out_h = 0, out_w = 0;  ///< windows per column and per row
   double fill = 0;               ///< Im2col: the value read outside the image
-  int64_t* indices = nullptr;    ///< MaxPool2d: written; MaxPool2dBackward: read
+  int64_t* indices = nullptr;    ///< MaxPool2d: written unless null; MaxPool2dBackward: read
 };
 
 /// A 2-d convolution over contiguous NCHW operands (weight [C_out, C_in / groups, kH, kW]), one
@@ -240,24 +240,24 @@ struct ConvArgs {
   bool weights_next = false;
 };
 
-/// The per-channel passes of training-mode batch norm over contiguous [N, C, S] data (S: a
-/// channel's elements in one sample) in float32 or float64 (Note [Batch norm in training]):
-/// Statistics writes each channel's mean and biased variance (`first`, `second`); BackwardReduce
-/// writes sum(g) and sum(g x) (`first`, `second`); BackwardInput writes
-/// grad_input = g a + x b + c with per-channel a, b, c. Every sum runs in one fixed order, so
-/// the results do not depend on the thread count.
+/// The per-channel passes of batch norm over contiguous [N, C, S] data (S: a channel's elements
+/// in one sample) in float32 or float64 (Note [Batch norm in training]): Statistics writes each
+/// channel's mean and biased variance (`first`, `second`); BackwardReduce writes sum(g) and
+/// sum(g x) (`first`, `second`); BackwardInput writes out = g a + x b + c with per-channel a, b,
+/// c; Affine writes out = x a + c (c may be null: no shift), the normalisation itself in both
+/// modes. Every sum runs in one fixed order, so the results do not depend on the thread count.
 struct BatchNormArgs {
-  enum class Pass : uint8_t { Statistics, BackwardReduce, BackwardInput };
+  enum class Pass : uint8_t { Statistics, BackwardReduce, BackwardInput, Affine };
   Pass pass = Pass::Statistics;
   int device = 0;  ///< index of the device the operands live on
   DType dtype = DType::Float32;
   int64_t n = 0, channels = 0, inner = 0;
   const char* x = nullptr;     ///< the input [N, C, S]
   const char* grad = nullptr;  ///< the output's gradient [N, C, S] (the backward passes)
-  char* grad_input = nullptr;  ///< BackwardInput's result [N, C, S]
+  char* out = nullptr;         ///< BackwardInput's or Affine's result [N, C, S]
   char* first = nullptr;       ///< [C]: the mean, or sum(g)
   char* second = nullptr;      ///< [C]: the biased variance, or sum(g x)
-  const char* a = nullptr;     ///< BackwardInput's coefficients, each [C]
+  const char* a = nullptr;     ///< BackwardInput's and Affine's coefficients, each [C]
   const char* b = nullptr;
   const char* c = nullptr;
 };

@@ -28,6 +28,12 @@ Tensor per_channel(const Tensor& t, int64_t rank, DType dtype);
 /// running = (1 - momentum) running + momentum value, in running's dtype, outside autograd.
 void update_running(Tensor running, const Tensor& value, double momentum);
 
+/// y = input scale[c] + shift[c] over `input` [N, C, ...] (float, scale and shift [C]): batch
+/// norm's normalisation in either mode, one pass of KernelTable::batch_norm's Affine kernel and
+/// one node (NativeBatchNormBackward0) where the device has it, else addcmul. Differentiable in
+/// all three operands.
+Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift);
+
 /// Training-mode batch norm of `input` [N, C, ...] over `dims` (0 and 2...), `count` values per
 /// channel (> 1; nn::functional::batch_norm checks the arguments): one node,
 /// NativeBatchNormBackward0, whose statistics, sums and input gradient are one kernel each where

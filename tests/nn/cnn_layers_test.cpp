@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -356,6 +357,85 @@ TEST(CnnLayers, FusedAndComposedBatchNormAgree) {
               << devices[k] << " shape " << c.shape << " result " << r << " element " << j;
     }
   }
+}
+
+// Eval-mode batch norm is one Affine pass of the fused kernel with its own node
+// (NativeBatchNormBackward0, as PyTorch's), or addcmul where the device lacks the kernel (sim
+// here): values and the gradients of input, weight and bias agree, on a stepped (transposed)
+// input too, and an infinite input element leaves its gradient finite (g scale, x unread).
+TEST(CnnLayers, EvalBatchNormFusedAndComposedAgree) {
+  const SimLacks composed({"batch_norm"});
+  manual_seed(6);
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    const Tensor x = randn({5, 6, 7, 4}, TensorOptions().dtype(dtype)).mul(2).add(0.5);
+    const Tensor gout = randn({5, 6, 7, 4}, TensorOptions().dtype(dtype));
+    std::vector<std::vector<std::vector<double>>> results;
+    for (const std::string d : {"sim:0", "cpu"}) {
+      nn::BatchNorm2d bn(6);
+      bn->to(Device(d), dtype);
+      {
+        NoGradGuard g;
+        manual_seed(50);
+        bn->weight.copy_(randn({6}, TensorOptions().dtype(dtype)).to(Device(d)));
+        bn->bias.copy_(randn({6}, TensorOptions().dtype(dtype)).to(Device(d)));
+        bn->running_mean.copy_(randn({6}, TensorOptions().dtype(dtype)).to(Device(d)));
+        bn->running_var.copy_(rand({6}, TensorOptions().dtype(dtype)).add(0.5).to(Device(d)));
+      }
+      bn->eval();
+      // A transposed view: the pass reads a contiguous copy, the gradient goes back to the view.
+      const Tensor xd = x.transpose(2, 3).to(Device(d)).detach().requires_grad_();
+      const Tensor y = bn(xd);
+      EXPECT_EQ(y.grad_fn()->name(), d == "cpu" ? "NativeBatchNormBackward0" : "AddBackward0") << d;
+      y.backward(gout.transpose(2, 3).to(Device(d)));
+      results.push_back({values(y), values(xd.grad()), values(bn->weight.grad()), values(bn->bias.grad())});
+    }
+    for (size_t r = 0; r < results[0].size(); ++r)
+      for (size_t j = 0; j < results[0][r].size(); ++j)
+        ASSERT_NEAR(results[1][r][j], results[0][r][j], 1e-5 * (1 + std::abs(results[0][r][j])))
+            << dtype << " result " << r << " element " << j;
+  }
+  nn::BatchNorm2d bn(2);
+  bn->eval();
+  const Tensor x = tensor({1.0f, std::numeric_limits<float>::infinity(), -2.0f, 3.0f}).view({1, 2, 2, 1}).requires_grad_();
+  bn(x).sum().backward();
+  for (double g : values(x.grad())) EXPECT_TRUE(std::isfinite(g)) << g;
+}
+
+// Max pooling without indices (max_pool2d under no_grad: the inference pass writes the values
+// alone, eight 2x2 windows at a time with a masked tail on AVX2) gives the values that the
+// pass with indices gives, and a window with a NaN is NaN: rows of 1 to 21 windows, odd widths
+// with a column left over, float32 and float64, contiguous and transposed.
+TEST(CnnLayers, MaxPoolValuesAloneMatchThePassWithIndices) {
+  manual_seed(8);
+  for (const DType dtype : {kFloat32, kFloat64})
+    for (int64_t w = 2; w <= 43; w += 3)
+      for (const bool transposed : {false, true}) {
+        Tensor x = randn({2, 3, 6, w}, TensorOptions().dtype(dtype));
+        {
+          NoGradGuard g;
+          x.view({-1}).index_put_({Tensor(tensor({int64_t{5}, int64_t{17}}))}, std::numeric_limits<double>::quiet_NaN());
+        }
+        if (transposed) x = x.transpose(0, 1);
+        const auto options = F::MaxPool2dFuncOptions(2);
+        Tensor alone;
+        {
+          NoGradGuard g;
+          alone = F::max_pool2d(x, options);
+        }
+        const auto [with, indices] = F::max_pool2d_with_indices(x, options);
+        ASSERT_EQ(alone.shape(), with.shape());
+        const std::vector<double> a = values(alone), b = values(with);
+        int nans = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          if (std::isnan(b[i])) {
+            ++nans;
+            EXPECT_TRUE(std::isnan(a[i])) << "w " << w << " element " << i;
+          } else {
+            EXPECT_EQ(a[i], b[i]) << "w " << w << " element " << i;
+          }
+        }
+        EXPECT_EQ(nans, 2) << "w " << w;
+      }
 }
 
 // cuDNN's convolution on cuda: the gradients are the same bits run after run (nondeterministic

@@ -1,6 +1,6 @@
-// Training-mode batch norm's per-channel passes on the CPU (BatchNormArgs, Note [Batch norm in
-// training]): the statistics, the backward's two sums and its input gradient, each one pass
-// over the data instead of one op per term. A channel's sums run on one thread in a fixed order
+// Batch norm's per-channel passes on the CPU (BatchNormArgs, Note [Batch norm in training]): the
+// statistics, the normalisation y = x a + c, the backward's two sums and its input gradient,
+// each one pass over the data instead of one op per term. A channel's sums run on one thread in a fixed order
 // (samples, then positions, in kLanes interleaved accumulators that the compiler vectorises), so
 // the results are the same at every thread count; float32 accumulates in double.
 
@@ -56,20 +56,26 @@ template <class T>
 void batch_norm(const ops::BatchNormArgs& a) {
   const int64_t total = a.n * a.channels * a.inner;
   const bool parallel = total * static_cast<int64_t>(sizeof(T)) * 2 >= kParallelBytes;
-  if (a.pass == ops::BatchNormArgs::Pass::BackwardInput) {
+  if (a.pass == ops::BatchNormArgs::Pass::BackwardInput || a.pass == ops::BatchNormArgs::Pass::Affine) {
+    const bool affine = a.pass == ops::BatchNormArgs::Pass::Affine;
     const T* x = reinterpret_cast<const T*>(a.x);
     const T* g = reinterpret_cast<const T*>(a.grad);
     const T *ca = reinterpret_cast<const T*>(a.a), *cb = reinterpret_cast<const T*>(a.b),
             *cc = reinterpret_cast<const T*>(a.c);
-    T* out = reinterpret_cast<T*>(a.grad_input);
-    // One task per (sample, channel) row: its three coefficients, then a vectorised loop.
+    T* out = reinterpret_cast<T*>(a.out);
+    // One task per (sample, channel) row: its coefficients, then a vectorised loop.
     parallel_for(a.n * a.channels, parallel, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t c = r % a.channels;
-        const T ka = ca[c], kb = cb[c], kc = cc[c];
+        const T ka = ca[c], kc = cc ? cc[c] : T(0);
         const T* __restrict xr = x + r * a.inner;
-        const T* __restrict gr = g + r * a.inner;
         T* __restrict o = out + r * a.inner;
+        if (affine) {
+          for (int64_t i = 0; i < a.inner; ++i) o[i] = xr[i] * ka + kc;
+          continue;
+        }
+        const T kb = cb[c];
+        const T* __restrict gr = g + r * a.inner;
         for (int64_t i = 0; i < a.inner; ++i) o[i] = gr[i] * ka + xr[i] * kb + kc;
       }
     }, 1);

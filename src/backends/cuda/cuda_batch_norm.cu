@@ -1,7 +1,7 @@
-// Training-mode batch norm's per-channel passes on CUDA (BatchNormArgs, Note [Batch norm in
-// training]): one block per channel for the statistics and the backward's sums (each thread a
-// strided share in order, then a fixed tree, so the sums repeat bit for bit), and one thread per
-// element for the input gradient. float32 accumulates in float, float64 in double.
+// Batch norm's per-channel passes on CUDA (BatchNormArgs, Note [Batch norm in training]): one
+// block per channel for the statistics and the backward's sums (each thread a strided share in
+// order, then a fixed tree, so the sums repeat bit for bit), and one thread per element for the
+// normalisation and the input gradient. float32 accumulates in float, float64 in double.
 
 #include "src/backends/cuda/device_types.cuh"
 
@@ -74,6 +74,15 @@ __global__ void __launch_bounds__(kThreads) backward_input_kernel(const T* x, co
 }
 
 template <class T>
+__global__ void __launch_bounds__(kThreads) affine_kernel(const T* x, const T* a, const T* c, T* out, int64_t channels,
+                                                          int64_t inner, int64_t total) {
+  for (int64_t k = blockIdx.x * int64_t{kThreads} + threadIdx.x; k < total; k += int64_t{gridDim.x} * kThreads) {
+    const int64_t ch = k / inner % channels;
+    out[k] = x[k] * a[ch] + (c ? c[ch] : T(0));
+  }
+}
+
+template <class T>
 cudaError_t launch(const ops::BatchNormArgs& a, cudaStream_t stream) {
   const T* x = reinterpret_cast<const T*>(a.x);
   const T* g = reinterpret_cast<const T*>(a.grad);
@@ -91,7 +100,12 @@ cudaError_t launch(const ops::BatchNormArgs& a, cudaStream_t stream) {
     case ops::BatchNormArgs::Pass::BackwardInput:
       backward_input_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
           x, g, reinterpret_cast<const T*>(a.a), reinterpret_cast<const T*>(a.b), reinterpret_cast<const T*>(a.c),
-          reinterpret_cast<T*>(a.grad_input), a.channels, a.inner, total);
+          reinterpret_cast<T*>(a.out), a.channels, a.inner, total);
+      break;
+    case ops::BatchNormArgs::Pass::Affine:
+      affine_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, stream>>>(
+          x, reinterpret_cast<const T*>(a.a), reinterpret_cast<const T*>(a.c), reinterpret_cast<T*>(a.out), a.channels,
+          a.inner, total);
       break;
   }
   return cudaGetLastError();
