@@ -66,10 +66,10 @@ ops::WindowGeometry checked_pool(const PoolCall& c, const Tensor& input) {
 Tensor batched(const Tensor& x) { return x.dim() == 3 ? x.unsqueeze(0) : x; }
 Tensor unbatched_like(const Tensor& r, const Tensor& input) { return input.dim() == 3 ? r.squeeze(0) : r; }
 
-std::tuple<Tensor, Tensor> max_pool(const PoolCall& c, const Tensor& input) {
+std::tuple<Tensor, Tensor> max_pool(const PoolCall& c, const Tensor& input, bool return_indices) {
   const ops::WindowGeometry g = checked_pool(c, input);
-  auto [values, indices] = ops::max_pool2d(batched(input), g);
-  return {unbatched_like(values, input), unbatched_like(indices, input)};
+  auto [values, indices] = ops::max_pool2d(batched(input), g, return_indices);
+  return {unbatched_like(values, input), indices.defined() ? unbatched_like(indices, input) : indices};
 }
 
 Tensor avg_pool(const PoolCall& c, const Tensor& input, bool count_include_pad, std::optional<int64_t> divisor_override) {
@@ -149,30 +149,36 @@ Tensor averaging_matrix(int64_t n, int64_t size, const Tensor& like) {
   return tensor(a, Shape{n, size}, TensorOptions().dtype(like.dtype()).device(like.device()));
 }
 
-}  // namespace
-
-Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) {
-  return std::get<0>(max_pool2d_with_indices(input, o));
-}
-
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const MaxPool2dFuncOptions& o) {
+// max_pool2d and max_pool2d_with_indices: the first asks for no indices (only its gradient
+// needs them).
+std::tuple<Tensor, Tensor> max_pool2d_call(const Tensor& input, const MaxPool2dFuncOptions& o, bool return_indices) {
   const ops::PublicOp op("max_pool2d", {{input, "input"}});
   return max_pool(pool2d("max_pool2d", o.kernel_size().vec(), o.stride().vec(), o.padding().vec(), o.dilation().vec(),
                          o.ceil_mode()),
-                  input);
+                  input, return_indices);
 }
 
-Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& o) {
-  return std::get<0>(max_pool1d_with_indices(input, o));
-}
-
-std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const MaxPool1dFuncOptions& o) {
+std::tuple<Tensor, Tensor> max_pool1d_call(const Tensor& input, const MaxPool1dFuncOptions& o, bool return_indices) {
   const ops::PublicOp op("max_pool1d", {{input, "input"}});
   check_rank_1d("max_pool1d", input);
   auto [values, indices] = max_pool(pool1d("max_pool1d", o.kernel_size()[0], o.stride()[0], o.padding()[0],
                                            o.dilation()[0], o.ceil_mode()),
-                                    with_unit_height(input));
-  return {without_unit_height(values), without_unit_height(indices)};
+                                    with_unit_height(input), return_indices);
+  return {without_unit_height(values), indices.defined() ? without_unit_height(indices) : indices};
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) { return std::get<0>(max_pool2d_call(input, o, false)); }
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const MaxPool2dFuncOptions& o) {
+  return max_pool2d_call(input, o, true);
+}
+
+Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& o) { return std::get<0>(max_pool1d_call(input, o, false)); }
+
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const MaxPool1dFuncOptions& o) {
+  return max_pool1d_call(input, o, true);
 }
 
 Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& o) {

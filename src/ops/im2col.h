@@ -28,7 +28,9 @@ Tensor col2im(const Tensor& columns, int64_t height, int64_t width, const Window
 
 /// Max pooling of a floating image [N, C, H, W] over the windows of `g` (padding excluded): the
 /// maxima [N, C, out_h, out_w] and their int64 flat positions h W + w in the plane. One pass;
-/// differentiable in `image` (the gradient, a gather, goes to each window's maximum).
-std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g);
+/// differentiable in `image` (the gradient, a gather, goes to each window's maximum). Without
+/// `return_indices` the positions are found only when the gradient needs them, and the second
+/// result is undefined otherwise (an inference pass then writes a third of the bytes).
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g, bool return_indices = true);
 
 }  // namespace locus::ops

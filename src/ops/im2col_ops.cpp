@@ -99,13 +99,13 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, int64_t he
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g) {
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry& g, bool return_indices) {
   const StructuredCall call(OpId::MaxPool2d, {{image, "input"}});
   check_floating(OpId::MaxPool2d, image);
   const KernelTable* k = call.kernels(image.dtype());
   if (!k) {
     ValuesIndices r = run_on_cpu(call.device(), [&](const Tensor& host) {
-      auto [values, indices] = max_pool2d(host, g);
+      auto [values, indices] = max_pool2d(host, g, return_indices);
       return ValuesIndices{values, indices};
     }, image);
     return {r.values, r.indices};
@@ -113,11 +113,12 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry&
   const Tensor in = image.contiguous();
   const int64_t n = in.size(0), c = in.size(1), h = in.size(2), w = in.size(3);
   Tensor values = empty_on({n, c, g.out_h, g.out_w}, in.dtype(), call.device());
-  Tensor indices = empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device());
+  const bool with_indices = return_indices || call.needs_grad();
+  Tensor indices = with_indices ? empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device()) : Tensor();
   Im2colArgs a = args_for(OpId::MaxPool2d, call.device_index(), in.dtype(), g);
   a.in = ops::dense_operand(in);
   a.out = ops::dense_result(values);
-  a.indices = ops::dense_result<int64_t>(indices);
+  if (with_indices) a.indices = ops::dense_result<int64_t>(indices);
   a.planes = n * c, a.height = h, a.width = w;
   call.wait_for_inputs();
   wait_for_host(in);

@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kThreads) max_pool_kernel(Geometry<T> g, int64
       }
     }
     g.out[k] = convert<T>(max);
-    indices[k] = best;
+    if (indices) indices[k] = best;  // null: an inference pass that needs only the values
   }
 }
 
