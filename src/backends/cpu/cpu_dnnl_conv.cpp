@@ -14,6 +14,7 @@
 #ifdef LOCUS_WITH_DNNL
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <oneapi/dnnl/dnnl_version.h>
 
 #include <array>
 #include <cstring>
@@ -121,14 +122,50 @@ std::optional<Shapes> shapes_of(const ops::ConvArgs& a) {
 
 memory::desc any(const memory::dims& d) { return memory::desc(d, f32, Tag::any); }
 
+// oneDNN 3 takes a primitive's description straight in its primitive_desc; 2.x built an
+// operation descriptor first. The three helpers below hide that difference from create().
 dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
-  const auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                                        any(s.src), any(s.weights), memory::desc(s.bias, f32, Tag::x),
-                                                        any(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r)
-                      : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                                        any(s.src), any(s.weights), any(s.dst), s.strides, s.dilates,
-                                                        s.pad_l, s.pad_r);
-  return dnnl::convolution_forward::primitive_desc(d, e);
+  constexpr auto prop = dnnl::prop_kind::forward_training;
+  constexpr auto alg = dnnl::algorithm::convolution_direct;
+  const memory::desc bias_md = bias ? memory::desc(s.bias, f32, Tag::x) : memory::desc();
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::convolution_forward::primitive_desc(e, prop, alg, any(s.src), any(s.weights), bias_md, any(s.dst),
+                                                   s.strides, s.dilates, s.pad_l, s.pad_r);
+#else
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(prop, alg, any(s.src), any(s.weights), bias_md, any(s.dst), s.strides, s.dilates,
+                                      s.pad_l, s.pad_r),
+      e);
+#endif
+}
+
+dnnl::convolution_backward_data::primitive_desc backward_data_pd(const dnnl::engine& e, const Shapes& s) {
+  constexpr auto alg = dnnl::algorithm::convolution_direct;
+  const auto hint = forward_pd(e, s, false);
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::convolution_backward_data::primitive_desc(e, alg, any(s.src), any(s.weights), any(s.dst), s.strides,
+                                                         s.dilates, s.pad_l, s.pad_r, hint);
+#else
+  return dnnl::convolution_backward_data::primitive_desc(
+      dnnl::convolution_backward_data::desc(alg, any(s.src), any(s.weights), any(s.dst), s.strides, s.dilates, s.pad_l,
+                                            s.pad_r),
+      e, hint);
+#endif
+}
+
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
+  constexpr auto alg = dnnl::algorithm::convolution_direct;
+  const auto hint = forward_pd(e, s, bias);
+  const memory::desc bias_md = bias ? memory::desc(s.bias, f32, Tag::x) : memory::desc();
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::convolution_backward_weights::primitive_desc(e, alg, any(s.src), any(s.weights), bias_md, any(s.dst),
+                                                            s.strides, s.dilates, s.pad_l, s.pad_r, hint);
+#else
+  return dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(alg, any(s.src), any(s.weights), bias_md, any(s.dst), s.strides,
+                                               s.dilates, s.pad_l, s.pad_r),
+      e, hint);
+#endif
 }
 
 bool is_reference(const dnnl::primitive_desc_base& pd) { return std::strncmp(pd.impl_info_str(), "ref", 3) == 0; }
@@ -146,28 +183,16 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     c.a = operand(src, pd.src_desc()), c.b = operand(wei, pd.weights_desc()), c.out = operand(dst, pd.dst_desc());
     c.bias = memory::desc(s->bias, f32, Tag::x);
   } else if (a.pass == Pass::BackwardData) {
-    const auto hint = forward_pd(e, *s, false);
-    const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(s->src), any(s->weights),
-                                                  any(s->dst), s->strides, s->dilates, s->pad_l, s->pad_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(d, e, hint);
+    const auto pd = backward_data_pd(e, *s);
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_backward_data(pd);
     c.a = operand(dst, pd.diff_dst_desc()), c.b = operand(wei, pd.weights_desc()), c.out = operand(src, pd.diff_src_desc());
   } else {
-    const bool bias = a.grad_bias != nullptr;
-    const auto hint = forward_pd(e, *s, bias);
-    const memory::desc bias_md(s->bias, f32, Tag::x);
-    const auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(s->src),
-                                                                  any(s->weights), bias_md, any(s->dst), s->strides,
-                                                                  s->dilates, s->pad_l, s->pad_r)
-                        : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(s->src),
-                                                                  any(s->weights), any(s->dst), s->strides, s->dilates,
-                                                                  s->pad_l, s->pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(d, e, hint);
+    const auto pd = backward_weights_pd(e, *s, a.grad_bias != nullptr);
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_backward_weights(pd);
     c.a = operand(src, pd.src_desc()), c.b = operand(dst, pd.diff_dst_desc()), c.out = operand(wei, pd.diff_weights_desc());
-    c.bias = bias_md;
+    c.bias = memory::desc(s->bias, f32, Tag::x);
   }
   c.a.prepare(e, false), c.b.prepare(e, false), c.out.prepare(e, true);
   return c;
