@@ -68,6 +68,7 @@ def main():
 
     sys.path.insert(0, here)
     from safetensors_io import save_safetensors
+    import gpt_model
 
     class MLP(nn.Module):
         def __init__(self):
@@ -110,41 +111,8 @@ def main():
             out += identity
             return self.relu(out)
 
-    class Block(nn.Module):
-        def __init__(self, d=16, heads=2):
-            super().__init__()
-            self.heads = heads
-            self.ln1 = nn.LayerNorm(d)
-            self.qkv = nn.Linear(d, 3 * d)
-            self.proj = nn.Linear(d, d)
-            self.ln2 = nn.LayerNorm(d)
-            self.fc1 = nn.Linear(d, 4 * d)
-            self.fc2 = nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            B, T, C = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
-            q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    class GPT(nn.Module):
-        def __init__(self, vocab=20, d=16, T=8, layers=2):
-            super().__init__()
-            self.wte = nn.Embedding(vocab, d)
-            self.wpe = nn.Embedding(T, d)
-            self.blocks = nn.ModuleList([Block(d) for _ in range(layers)])
-            self.ln = nn.LayerNorm(d)
-            self.head = nn.Linear(d, vocab, bias=False)
-            self.head.weight = self.wte.weight
-
-        def forward(self, idx):
-            B, T = idx.shape
-            x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
-            for b in self.blocks:
-                x = b(x)
-            return self.head(self.ln(x))
+    def GPT():
+        return gpt_model.GPT(vocab=20, d=16, T=8, layers=2, heads=2)
 
     class CharLM(nn.Module):
         def __init__(self, vocab=20, d=16, T=8):
