@@ -25,6 +25,10 @@ The models (all float32 but the token inputs):
                  eval mode
     charlm       nn.TransformerEncoder over embeddings with a causal mask; eval mode
 
+and, program only, `derived_dims.pt2`: Linear(4, 4) of cat([x, x]) plus y for x [b, 4] and
+y [2b, 4] (b a Dim in [2, 64], y's batch the derived dimension 2*b), whose second input's size
+is an expression of a symbol.
+
 Debian's python3-torch (1.13) has no torch.export: the script re-runs itself in a virtual
 environment it creates (default ~/.cache/locus/torch-export-venv, or --venv) with
 torch==2.15.0 and numpy from PyPI. Usage: scripts/reference/export_models.py [--out DIR]
@@ -189,6 +193,22 @@ def main():
         save_safetensors(out, os.path.join(args.out, name + ".safetensors"),
                          {"torch": torch.__version__, "mode": "train" if train else "eval"})
         print(f"{name}: {os.path.getsize(path)} + {os.path.getsize(os.path.join(args.out, name + '.safetensors'))} bytes")
+
+    class Derived(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x, y):
+            return self.lin(torch.cat([x, x])) + y
+
+    torch.manual_seed(200)
+    b = Dim("b", min=2, max=64)
+    program = torch.export.export(Derived().eval(), (torch.randn(3, 4), torch.randn(6, 4)),
+                                  dynamic_shapes={"x": {0: b}, "y": {0: 2 * b}})
+    path = os.path.join(args.out, "derived_dims.pt2")
+    torch.export.save(program, path)
+    print(f"derived_dims: {os.path.getsize(path)} bytes")
 
 
 if __name__ == "__main__":

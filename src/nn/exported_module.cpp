@@ -23,6 +23,7 @@
 #include "locus/factories.h"
 #include "src/export/interpreter.h"
 #include "src/export/pt2_file.h"
+#include "src/export/size_expression.h"
 
 namespace locus {
 namespace nn {
@@ -44,7 +45,7 @@ class Submodule final : public Module {
 };
 
 // The symbol a recorded size names ("s77" from "s77" or "Symbol('s77', positive=True, ...)"),
-// empty for an expression of several symbols.
+// empty for an expression of symbols (evaluate_size checks those).
 std::string symbol_of(const std::string& expression) {
   static const std::regex plain("^[A-Za-z_][A-Za-z0-9_]*$"), wrapped("^Symbol\\('([A-Za-z_][A-Za-z0-9_]*)'.*\\)$");
   std::smatch m;
@@ -169,6 +170,14 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
   const Program& p = contents_->program;
   std::map<std::string, exported::Value> values;
   std::map<std::string, int64_t> symbols;
+  // An input dimension whose size is an expression of symbols (a derived torch.export.Dim).
+  struct DerivedSize {
+    std::string input;
+    size_t dim;
+    int64_t got;
+    const std::string* expression;
+  };
+  std::vector<DerivedSize> derived;
   size_t next_user = 0, user_count = 0;
   for (const InputSpec& s : p.input_specs) user_count += s.kind == InputSpec::Kind::User;
   if (inputs.size() != user_count)
@@ -210,7 +219,10 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
           continue;
         }
         const std::string symbol = symbol_of(want.expression);
-        if (symbol.empty()) continue;  // an expression of symbols: bound by the dimensions that name them alone
+        if (symbol.empty()) {  // an expression of symbols: checked once the inputs have bound them
+          derived.push_back({name, d, got, &want.expression});
+          continue;
+        }
         if (const auto bound = symbols.find(symbol); bound != symbols.end() && bound->second != got)
           throw ShapeError("ExportedModule: input '" + name + "' has size " + std::to_string(got) + " in dimension " +
                            std::to_string(d) + ", but dimension " + symbol + " is " + std::to_string(bound->second) +
@@ -227,6 +239,11 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
     }
     values[name] = x;
   }
+  for (const DerivedSize& s : derived)
+    if (const auto want = exported::evaluate_size(*s.expression, symbols); want && want->value != s.got)
+      throw ShapeError("ExportedModule: input '" + s.input + "' has size " + std::to_string(s.got) + " in dimension " +
+                       std::to_string(s.dim) + ", but the program's size there is " + want->text + " = " +
+                       std::to_string(want->value) + " for the sizes the other dimensions give");
   if (is_training() && is_core_eval_export(p))
     throw NotImplementedError(
         "ExportedModule: the program was exported in eval mode and decomposed to core ATen (run_decompositions), "

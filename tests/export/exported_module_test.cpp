@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "locus/locus.h"
+#include "src/export/size_expression.h"
 #include "tests/expect_error.h"
 #include "tests/test_files.h"
 #include "tests/test_util.h"
@@ -248,6 +249,44 @@ TEST(ExportedPrograms, InputsAreCheckedAgainstTheProgram) {
   expect_error<DTypeError>([&] { m->forward(randn({2, 4}, kFloat64)); },
                            "ExportedModule: input 'x' is float64 but the program takes float32");
   expect_error<ValueError>([&] { m->forward(std::vector<Tensor>{}); }, "ExportedModule: the program takes 1 input(s) (x), got 0");
+}
+
+// A derived dimension (y's batch exported as 2*b for x's batch b) is checked once x has bound b;
+// the program then runs as PyTorch's: lin(cat([x, x])) + y. The size expressions themselves
+// (sympy's srepr) are read with Python's floor division and modulo, and what cannot be read
+// (another operation, an unbound symbol, a malformed or overflowing expression) goes unchecked.
+TEST(ExportedPrograms, DerivedDimensionsAreChecked) {
+  nn::ExportedModule m = load_exported(data("derived_dims.pt2"));
+  const Tensor x = randn({3, 4}), y = randn({6, 4});
+  const auto params = m->named_parameters();
+  const Tensor want = nn::functional::linear(cat({x, x}), params["lin.weight"], params["lin.bias"]) + y;
+  expect_close(m->forward(std::vector<Tensor>{x, y})[0], want, 1e-6, "derived_dims output");
+  EXPECT_EQ(m->forward(std::vector<Tensor>{randn({5, 4}), randn({10, 4})})[0].shape(), (Shape{10, 4}));
+  expect_error<ShapeError>([&] { m->forward(std::vector<Tensor>{x, randn({7, 4})}); },
+                           "ExportedModule: input 'y' has size 7 in dimension 0, but the program's size there is 2*s77 = 6 "
+                           "for the sizes the other dimensions give");
+  expect_error<ShapeError>([&] { m->forward(std::vector<Tensor>{randn({1, 4}), randn({2, 4})}); },
+                           "ExportedModule: input 'x' has size 1 in dimension 0, outside the range [2, 64] the program "
+                           "allows for s77");
+
+  const std::map<std::string, int64_t> bound{{"s0", 7}, {"s1", -3}};
+  const auto eval = [&](const std::string& e) { return exported::evaluate_size(e, bound); };
+  const auto sym = [](const char* n) { return std::string("Symbol('") + n + "', positive=True, integer=True)"; };
+  ASSERT_TRUE(eval("Add(Mul(Integer(2), " + sym("s0") + "), Integer(-1))"));
+  EXPECT_EQ(eval("Add(Mul(Integer(2), " + sym("s0") + "), Integer(-1))")->value, 13);
+  EXPECT_EQ(eval("Add(Mul(Integer(2), " + sym("s0") + "), Integer(-1))")->text, "2*s0 + -1");
+  EXPECT_EQ(eval("FloorDiv(" + sym("s0") + ", Integer(2))")->value, 3);
+  EXPECT_EQ(eval("FloorDiv(" + sym("s1") + ", Integer(2))")->value, -2);  // Python: -3 // 2
+  EXPECT_EQ(eval("Mod(" + sym("s1") + ", Integer(2))")->value, 1);        // Python: -3 % 2
+  EXPECT_EQ(eval("Mul(" + sym("s0") + ", " + sym("s1") + ")")->value, -21);
+  for (const std::string& unread :
+       {"Pow(" + sym("s0") + ", Integer(2))", "Mul(Integer(2), " + sym("s9") + ")", std::string("Mul(Integer(2)"),
+        std::string("Integer(3) trailing"), std::string("FloorDiv(Integer(1), Integer(0))"),
+        std::string("Mul(Integer(4611686018427387904), Integer(4))"), std::string(100000, '(')})
+    EXPECT_FALSE(eval(unread)) << unread;
+  std::string deep = "Integer(1)";
+  for (int k = 0; k < 10000; ++k) deep = "Add(" + deep + ")";
+  EXPECT_FALSE(eval(deep));  // nested past the reader's depth: unread, not a stack overflow
 }
 
 // ---- hand-made archives: each refusal names the problem --------------------------------------

@@ -38,7 +38,8 @@ class ExportedModuleImpl : public Module {
 
   /// The program's outputs for its user inputs, in the exported forward's order. Shapes are
   /// checked against the program (a static size must match; a dynamic one binds and must lie
-  /// in its range), naming the input and dimension.
+  /// in its range; a derived one, such as 2*b, must equal its expression), naming the input and
+  /// dimension.
   std::vector<Tensor> forward(const std::vector<Tensor>& inputs);
   /// A program of one input and one output, as Sequential calls modules.
   Tensor forward(const Tensor& input) override;
