@@ -14,7 +14,8 @@ namespace {
 
 class Reader {
  public:
-  Reader(const std::string& s, const std::map<std::string, int64_t>& bound) : s_(s), bound_(bound) {}
+  // With `bound` null the reader gives the text alone (every value 0) and takes any symbol.
+  Reader(const std::string& s, const std::map<std::string, int64_t>* bound) : s_(s), bound_(bound) {}
 
   std::optional<EvaluatedSize> expression() {
     // A file's expression nests a few levels; a fuzzed one must not exhaust the stack.
@@ -46,8 +47,9 @@ class Reader {
       if (!take('\'')) return std::nullopt;
       const std::string symbol = name();
       if (symbol.empty() || !take('\'') || !skip_flags()) return std::nullopt;
-      const auto it = bound_.find(symbol);
-      if (it == bound_.end()) return std::nullopt;
+      if (!bound_) return EvaluatedSize{0, symbol};
+      const auto it = bound_->find(symbol);
+      if (it == bound_->end()) return std::nullopt;
       return EvaluatedSize{it->second, symbol};
     }
     std::vector<EvaluatedSize> args;
@@ -63,7 +65,17 @@ class Reader {
     return combine(head, args);
   }
 
-  static std::optional<EvaluatedSize> combine(const std::string& head, const std::vector<EvaluatedSize>& a) {
+  std::optional<EvaluatedSize> combine(const std::string& head, const std::vector<EvaluatedSize>& a) const {
+    if (!bound_) {  // the text alone
+      if ((head == "Add" || head == "Mul")) {
+        std::string text = a[0].text;
+        for (size_t k = 1; k < a.size(); ++k) text += (head == "Add" ? " + " : "*") + a[k].text;
+        return EvaluatedSize{0, text};
+      }
+      if ((head == "FloorDiv" || head == "Mod") && a.size() == 2)
+        return EvaluatedSize{0, "(" + a[0].text + (head == "FloorDiv" ? ")//(" : ") % (") + a[1].text + ")"};
+      return std::nullopt;
+    }
     if (head == "Add" || head == "Mul") {
       EvaluatedSize r = a[0];
       for (size_t k = 1; k < a.size(); ++k) {
@@ -123,7 +135,7 @@ class Reader {
   }
 
   const std::string& s_;
-  const std::map<std::string, int64_t>& bound_;
+  const std::map<std::string, int64_t>* bound_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -131,10 +143,17 @@ class Reader {
 }  // namespace
 
 std::optional<EvaluatedSize> evaluate_size(const std::string& expression, const std::map<std::string, int64_t>& bound) {
-  Reader r(expression, bound);
+  Reader r(expression, &bound);
   std::optional<EvaluatedSize> v = r.expression();
   if (!v || !r.at_end()) return std::nullopt;
   return v;
+}
+
+std::optional<std::string> size_text(const std::string& expression) {
+  Reader r(expression, nullptr);
+  std::optional<EvaluatedSize> v = r.expression();
+  if (!v || !r.at_end()) return std::nullopt;
+  return v->text;
 }
 
 }  // namespace locus::exported

@@ -27,6 +27,10 @@ struct EvaluatedSize {
 /// unchecked, as PyTorch's own module checks only what it can evaluate).
 std::optional<EvaluatedSize> evaluate_size(const std::string& expression, const std::map<std::string, int64_t>& bound);
 
+/// `expression` as a person writes it ("2*s77"), for any symbols; nullopt where it uses another
+/// operation or is malformed.
+std::optional<std::string> size_text(const std::string& expression);
+
 }  // namespace locus::exported
 
 LOCUS_API_END

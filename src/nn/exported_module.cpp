@@ -347,8 +347,10 @@ ExportedSummary summarize_exported(const std::string& path) {
             text += std::to_string(*size.value);
             continue;
           }
-          const std::string symbol = nn::symbol_of(size.expression);
-          text += symbol.empty() ? size.expression : symbol;
+          // A derived size reads as sympy writes its range's key ("2*s77"), so both are found.
+          std::string symbol = nn::symbol_of(size.expression);
+          if (symbol.empty()) symbol = exported::size_text(size.expression).value_or(size.expression);
+          text += symbol;
           if (const auto r = p.range_constraints.find(symbol); r != p.range_constraints.end())
             text += " in " + (r->second.min ? std::to_string(*r->second.min) : "-inf") + ".." +
                     (r->second.max ? std::to_string(*r->second.max) : "inf");

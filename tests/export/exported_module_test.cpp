@@ -284,6 +284,9 @@ TEST(ExportedPrograms, DerivedDimensionsAreChecked) {
         std::string("Integer(3) trailing"), std::string("FloorDiv(Integer(1), Integer(0))"),
         std::string("Mul(Integer(4611686018427387904), Integer(4))"), std::string(100000, '(')})
     EXPECT_FALSE(eval(unread)) << unread;
+  EXPECT_EQ(exported::size_text("FloorDiv(" + sym("s5") + ", Integer(2))"), "(s5)//(2)");
+  EXPECT_EQ(summarize_exported(data("derived_dims.pt2")).inputs,
+            (std::vector<std::string>{"x: float32 [s77 in 2..64, 4]", "y: float32 [2*s77 in 4..128, 4]"}));
   std::string deep = "Integer(1)";
   for (int k = 0; k < 10000; ++k) deep = "Add(" + deep + ")";
   EXPECT_FALSE(eval(deep));  // nested past the reader's depth: unread, not a stack overflow
