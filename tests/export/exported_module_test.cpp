@@ -16,6 +16,7 @@
 #include "src/export/size_expression.h"
 #include "tests/expect_error.h"
 #include "tests/test_files.h"
+#include "tests/distributed/rank_threads.h"
 #include "tests/test_util.h"
 #include "tests/zip_writer.h"
 
@@ -165,6 +166,68 @@ TEST(ExportedPrograms, DataParallelOverTwoDevicesGivesTheSingleDevicesGradients)
   parallel(x.to(Device("sim:0"))).pow(2).sum().backward();
   for (const auto& [name, p] : single->named_parameters())
     expect_close(replicated->named_parameters().at(name).grad(), p.grad().cpu(), 1e-5, "grad of " + name);
+}
+
+// DistributedDataParallel over two Gloo ranks (threads of this process), each with its own
+// loaded module and half the batch: rank 1's parameters start elsewhere and are overwritten
+// with rank 0's, the ranks end bit for bit equal, and the MLP trains as one process on the whole
+// batch. The BatchNorm CNN in training mode takes its running statistics and num_batches_tracked
+// from rank 0, as DDP's buffers do for any module.
+TEST(ExportedPrograms, DistributedDataParallelOverTwoRanksTrainsAsOneProcess) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  manual_seed(12);
+  const Tensor x = randn({8, 4});
+  nn::ExportedModule single = load_exported(data("mlp.pt2"));
+  optim::SGD single_opt(single->parameters(), optim::SGDOptions(0.1));
+  for (int step = 0; step < 3; ++step) {
+    single_opt.zero_grad();
+    single->forward(x).pow(2).mean().backward();
+    single_opt.step();
+  }
+  const std::vector<nn::ExportedModule> mlps = {load_exported(data("mlp.pt2")), load_exported(data("mlp.pt2"))};
+  const std::vector<nn::ExportedModule> cnns = {load_exported(data("cnn_train.pt2")), load_exported(data("cnn_train.pt2"))};
+  {
+    NoGradGuard no_grad;
+    for (Tensor p : mlps[1]->parameters()) p.add_(1.0);
+    cnns[1]->named_buffers().at("bn1.running_mean").fill_(100.0);
+  }
+  const Tensor images = randn({6, 1, 8, 8});
+  std::vector<std::vector<double>> params(2), cnn_params(2), means(2);
+  std::vector<int64_t> counts(2);
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const size_t r = static_cast<size_t>(g->rank());
+    nn::DistributedDataParallel ddp(mlps[r], g);
+    optim::SGD opt(mlps[r]->parameters(), optim::SGDOptions(0.1));
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      ddp(x.narrow(0, 4 * static_cast<int64_t>(r), 4)).pow(2).mean().backward();
+      opt.step();
+    }
+    for (const Tensor& p : mlps[r]->parameters())
+      for (double v : values(p)) params[r].push_back(v);
+    nn::DistributedDataParallel cnn(cnns[r], g);
+    optim::SGD cnn_opt(cnns[r]->parameters(), optim::SGDOptions(0.05));
+    for (int step = 0; step < 2; ++step) {
+      cnn_opt.zero_grad();
+      cnn(images.narrow(0, 3 * static_cast<int64_t>(r), 3)).pow(2).mean().backward();
+      cnn_opt.step();
+    }
+    for (const Tensor& p : cnns[r]->parameters())
+      for (double v : values(p)) cnn_params[r].push_back(v);
+    const auto state = cnns[r]->state_dict();
+    means[r] = values(state["bn1.running_mean"]);
+    counts[r] = state["bn1.num_batches_tracked"].item<int64_t>();
+  });
+  EXPECT_EQ(params[0], params[1]);
+  std::vector<double> want;
+  for (const Tensor& p : single->parameters())
+    for (double v : values(p)) want.push_back(v);
+  ASSERT_EQ(params[0].size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(params[0][i], want[i], 1e-5) << i;
+  EXPECT_EQ(cnn_params[0], cnn_params[1]);
+  EXPECT_EQ(counts[0], 2);
+  EXPECT_EQ(counts[1], 2);
+  for (double m : means[1]) EXPECT_LT(std::abs(m), 10.0) << "rank 1 kept its own running_mean of 100";
 }
 
 // Under autocast the program's products run in bfloat16, as the Python module's would.
