@@ -245,6 +245,10 @@ void add_operators(Table& t) {
   });
 }
 
+// What a native norm returns for saved statistics nothing reads (PyTorch's no-training form
+// returns such empty tensors too): computing them is a pass over the input.
+Tensor none_like(const Tensor& input) { return empty({0}, TensorOptions().dtype(input.dtype()).device(input.device())); }
+
 // The core-ATen form's targets (run_decompositions()): the decomposed products, the native
 // norms and dropout with their extra outputs, and the comparisons and masks the decomposed
 // attention builds.
@@ -280,6 +284,7 @@ void add_core(Table& t) {
     const double eps = c.real("eps");
     const Tensor out = batch_norm(input, c.optional_tensor("weight"), c.optional_tensor("bias"), mean, var,
                                   c.context().training, c.real("momentum"), eps);
+    if (!c.output_read(1) && !c.output_read(2)) return std::vector<Value>{out, none_like(input), none_like(input), mean, var};
     Shape dims{0};
     for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
     NoGradGuard no_grad;
@@ -290,14 +295,14 @@ void add_core(Table& t) {
     const Tensor input = c.tensor("input");
     const Tensor out = batch_norm(input, c.optional_tensor("weight"), c.optional_tensor("bias"), c.tensor("running_mean"),
                                   c.tensor("running_var"), false, c.real("momentum"), c.real("eps"));
-    const Tensor none = empty({0}, TensorOptions().dtype(input.dtype()).device(input.device()));
-    return std::vector<Value>{out, none, none};
+    return std::vector<Value>{out, none_like(input), none_like(input)};
   };
   t["torch.ops.aten.native_layer_norm.default"] = [](const Call& c) {
     const Tensor input = c.tensor("input");
     const std::vector<int64_t> shape = c.integers("normalized_shape");
     const double eps = c.real("eps");
     const Tensor out = layer_norm(input, shape_of(shape), c.optional_tensor("weight"), c.optional_tensor("bias"), eps);
+    if (!c.output_read(1) && !c.output_read(2)) return std::vector<Value>{out, none_like(input), none_like(input)};
     Shape dims;
     for (size_t k = 0; k < shape.size(); ++k) dims.push_back(input.dim() - static_cast<int64_t>(shape.size() - k));
     NoGradGuard no_grad;

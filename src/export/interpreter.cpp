@@ -25,8 +25,18 @@ std::optional<DType> dtype_of_scalar_type(int code) {
   }
 }
 
-Call::Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context)
-    : node_(node), values_(values), context_(context) {}
+Call::Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context,
+           const std::set<std::string>* read)
+    : node_(node), values_(values), context_(context), read_(read) {}
+
+bool Call::output_read(size_t k) const {
+  if (!read_ || k >= node_.outputs.size()) return true;
+  const Argument& out = node_.outputs[k];
+  if (read_->contains(out.name)) return true;
+  for (const std::string& n : out.names)
+    if (read_->contains(n)) return true;
+  return false;
+}
 
 void Call::fail(const std::string& problem) const {
   throw NotImplementedError("node '" + node_.name + "' (" + node_.target + "): " + problem);
@@ -254,16 +264,19 @@ std::vector<Value> run_graph(const Program& program, std::map<std::string, Value
   // inference keeps only what is still to be read, as PyTorch's interpreter does; under autograd
   // the nodes keep what their backward needs.
   std::map<std::string, size_t> last_read;
-  for (size_t i = 0; i < program.nodes.size(); ++i) names_read(program.nodes[i], [&](const std::string& n) { last_read[n] = i; });
+  std::set<std::string> read;
+  for (size_t i = 0; i < program.nodes.size(); ++i)
+    names_read(program.nodes[i], [&](const std::string& n) { last_read[n] = i, read.insert(n); });
   for (const Argument& a : program.outputs) {
     last_read.erase(a.name);
-    for (const std::string& n : a.names) last_read.erase(n);
+    read.insert(a.name);
+    for (const std::string& n : a.names) last_read.erase(n), read.insert(n);
   }
   std::vector<std::vector<std::string>> dies_after(program.nodes.size());
   for (const auto& [name, i] : last_read) dies_after[i].push_back(name);
   for (size_t i = 0; i < program.nodes.size(); ++i) {
     const Node& node = program.nodes[i];
-    const Call call(node, values, context);
+    const Call call(node, values, context, &read);
     for (const NamedArgument& a : node.inputs)
       if (a.arg.kind == Argument::Kind::Unsupported)
         call.fail("argument '" + a.name + "' is a " + a.arg.unsupported +

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <variant>
@@ -35,9 +36,14 @@ struct RunContext {
 /// default for an argument the file left out (Note [Exported programs]).
 class Call {
  public:
-  Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context);
+  /// `read`: the names some node or the program's outputs read (null: take every output as read).
+  Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context,
+       const std::set<std::string>* read = nullptr);
 
   const Node& node() const { return node_; }
+  /// Whether anything reads output `k` of this node: the native norms' saved statistics, an
+  /// extra pass over the input, are computed only when a node or the program's outputs use them.
+  bool output_read(size_t k) const;
   const RunContext& context() const { return context_; }
   /// Whether argument `name` is given and not None.
   bool has(const char* name) const;
@@ -69,6 +75,7 @@ class Call {
   const Node& node_;
   const std::map<std::string, Value>& values_;
   const RunContext& context_;
+  const std::set<std::string>* read_;
 };
 
 /// A supported target: its outputs, one Value per output the node declares (a list output is

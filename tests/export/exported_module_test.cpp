@@ -389,6 +389,39 @@ TEST(ExportedPrograms, AHandMadeProgramRuns) {
   expect_close(m->forward(tensor({-1.0f, 2.0f})), tensor({0.0f, 2.0f}), 0, "relu");
 }
 
+// A native norm's saved statistics are computed only when something reads them: a program that
+// returns native_layer_norm's mean and rstd gets them (here as outputs), one that drops them gets
+// the normalised output alone (the reference models' core forms, which match PyTorch above).
+TEST(ExportedPrograms, SavedStatisticsAreComputedWhenRead) {
+  const std::string program = R"({"schema_version": {"major": 8, "minor": 3}, "torch_version": "2.15.0",
+    "graph_module": {"graph": {"inputs": [{"as_tensor": {"name": "x"}}],
+      "outputs": [{"as_tensor": {"name": "y"}}, {"as_tensor": {"name": "mean"}}, {"as_tensor": {"name": "rstd"}}],
+      "nodes": [{"target": "torch.ops.aten.native_layer_norm.default", "name": "ln",
+                 "inputs": [{"name": "input", "arg": {"as_tensor": {"name": "x"}}},
+                            {"name": "normalized_shape", "arg": {"as_ints": [4]}},
+                            {"name": "weight", "arg": {"as_none": true}}, {"name": "bias", "arg": {"as_none": true}},
+                            {"name": "eps", "arg": {"as_float": 1e-05}}],
+                 "outputs": [{"as_tensor": {"name": "y"}}, {"as_tensor": {"name": "mean"}}, {"as_tensor": {"name": "rstd"}}],
+                 "metadata": {}}],
+      "tensor_values": {"x": {"dtype": 7, "sizes": [{"as_int": 2}, {"as_int": 4}], "requires_grad": false,
+                              "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 4}, {"as_int": 1}],
+                              "storage_offset": {"as_int": 0}, "layout": 7}},
+      "sym_int_values": {}, "sym_bool_values": {}},
+     "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+                   "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}},
+                                    {"user_output": {"arg": {"as_tensor": {"name": "mean"}}}},
+                                    {"user_output": {"arg": {"as_tensor": {"name": "rstd"}}}}]},
+     "module_call_graph": []},
+    "range_constraints": {}})";
+  nn::ExportedModule m = load_exported(write_archive("layer_norm", archive_of(program)));
+  const Tensor x = tensor({1.0f, 2.0f, 3.0f, 6.0f, -1.0f, 0.0f, 1.0f, 4.0f}).view({2, 4});
+  const std::vector<Tensor> out = m->forward(std::vector<Tensor>{x});
+  ASSERT_EQ(out.size(), 3u);
+  expect_close(out[1], tensor({3.0f, 1.0f}).view({2, 1}), 1e-6, "mean");
+  expect_close(out[2], rsqrt(tensor({3.5f, 3.5f}).add(1e-5)).view({2, 1}), 1e-5, "rstd");
+  expect_close(out[0], (x - out[1]) * out[2], 1e-5, "normalised");
+}
+
 TEST(ExportedPrograms, MalformedArchivesAreTypedErrorsNamingTheProblem) {
   const std::string relu = program_json("torch.ops.aten.relu.default");
   const auto expect_io = [](const std::string& path, const std::string& problem) {
