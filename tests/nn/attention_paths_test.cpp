@@ -65,6 +65,9 @@ TEST(AttentionPaths, FusedKernelAgreesWithTheComposition) {
       {{2, 2, 6, 4}, {2, 2, 6, 4}, {2, 2, 6, 4}, {2, 1, 1, 6}, false, false},  // float key mask broadcast over heads and rows
       {{5, 3}, {270, 3}, {270, 7}, {5, 270}, false, false},                    // no batch dims
       {{1, 300, 4}, {1, 260, 4}, {1, 260, 4}, {}, false, true},                // causal with L > S
+      // Whole 64x256 tiles, whose float32 products go to oneDNN's brgemm on AVX-512 CPUs.
+      {{1, 2, 256, 64}, {1, 2, 512, 64}, {1, 2, 512, 64}, {}, false, false},
+      {{2, 256, 32}, {2, 256, 32}, {2, 256, 32}, {}, false, true},
   };
   manual_seed(7);
   for (DType dtype : {kFloat32, kFloat64}) {

@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "src/backends/cpu/cpu_dnnl_matmul.h"
 #include "src/backends/cpu/cpu_kernels.h"
 #include "src/backends/cpu/parallel.h"
 #include "src/backends/cpu/vec_math.h"
@@ -36,9 +37,24 @@ using Args = ops::AttentionArgs;
 constexpr int64_t kRows = 64;
 constexpr int64_t kCols = 256;
 
-// C[m, n] = alpha op(A) op(B) + beta C, row-major.
+// The multiply-adds from which a tile's product goes to oneDNN: below, a call's fixed cost (its
+// memory objects and argument map, a few microseconds) outweighs the faster kernel, as in the
+// char-LM's 35-token attention, whose step was 5% slower with every tile on oneDNN.
+constexpr int64_t kDnnlTileWork = int64_t{1} << 17;
+
+// C[m, n] = alpha op(A) op(B) + beta C, row-major. Large float32 tiles go to oneDNN's AVX-512
+// matmul where it is preferred (OpenBLAS 0.3.21 runs its AVX2 kernel on these cores, and the
+// tiles' products were 78% of a 1024-token forward): beta 0 or 1 directly, alpha as a scaling
+// of the fresh tile after it (BLAS applies alpha to the finished sums too). The rest is BLAS's.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
           int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m * n * k >= kDnnlTileWork && dnnl_preferred_for_float32() && (alpha == 1 || beta == 0) &&
+      dnnl_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)) {
+    if (alpha != 1)
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) c[r * ldc + j] *= alpha;
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
               static_cast<int>(ldc));
@@ -251,15 +267,18 @@ void backward_batch(const Args& a, int64_t b, std::vector<T>& scratch) {
         const T* p_row = p + r * kCols;
         const T* z_row = pz + r * kCols;
         const T di = d[i0 + r];
+        // The scores' gradient times the softmax scale, once here rather than in both products
+        // below (whose accumulating calls then take oneDNN's kernel).
         if (a.dropout_p > 0) {
           // dP through the mask: Z dP, where pz = P Z (so Z = pz / P where P > 0; zero where dropped).
-          for (int64_t c = 0; c < cols; ++c) dp_row[c] = p_row[c] * ((z_row[c] != T(0) ? dp_row[c] * keep_scale : T(0)) - di);
+          for (int64_t c = 0; c < cols; ++c)
+            dp_row[c] = scale * (p_row[c] * ((z_row[c] != T(0) ? dp_row[c] * keep_scale : T(0)) - di));
         } else {
-          for (int64_t c = 0; c < cols; ++c) dp_row[c] = p_row[c] * (dp_row[c] - di);
+          for (int64_t c = 0; c < cols; ++c) dp_row[c] = scale * (p_row[c] * (dp_row[c] - di));
         }
       }
-      gemm(false, false, rows, e, cols, scale, dp, kCols, k + j0 * e, e, T(1), gq + i0 * e, e);
-      gemm(true, false, cols, e, rows, scale, dp, kCols, q + i0 * e, e, T(1), gk + j0 * e, e);
+      gemm(false, false, rows, e, cols, T(1), dp, kCols, k + j0 * e, e, T(1), gq + i0 * e, e);
+      gemm(true, false, cols, e, rows, T(1), dp, kCols, q + i0 * e, e, T(1), gk + j0 * e, e);
     }
   }
 }
