@@ -9,9 +9,10 @@
 // log-sum-exp instead of storing them, so neither pass holds more than one [kRows, kCols] tile
 // of scores per thread: memory is linear in the lengths. It runs one batch-head per thread, so
 // the gradients of k and v need no reduction across threads and repeat bit for bit. Key tiles
-// entirely above the diagonal are skipped under is_causal. Tiles are products of OpenBLAS
-// (called inside the OpenMP region, where it runs single-threaded); the exponentials and maxima
-// are vec_math.h's, eight lanes at a time.
+// entirely above the diagonal are skipped under is_causal. Tiles are products of oneDNN's
+// brgemm matmul where it is preferred and the tile is large enough (gemm() below), else of
+// OpenBLAS; both are called inside the OpenMP region, where they run single-threaded. The
+// exponentials and maxima are vec_math.h's, eight lanes at a time.
 
 #include <cblas.h>
 
