@@ -194,26 +194,26 @@ TEST(ExportedPrograms, DistributedDataParallelOverTwoRanksTrainsAsOneProcess) {
   const Tensor images = randn({6, 1, 8, 8});
   std::vector<std::vector<double>> params(2), cnn_params(2), means(2);
   std::vector<int64_t> counts(2);
-  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
-    const size_t r = static_cast<size_t>(g->rank());
-    nn::DistributedDataParallel ddp(mlps[r], g);
-    optim::SGD opt(mlps[r]->parameters(), optim::SGDOptions(0.1));
-    for (int step = 0; step < 3; ++step) {
+  // `steps` SGD steps of DDP over `m` on this rank's rows of `data`; the parameters after them.
+  const auto train = [](nn::ExportedModule m, const std::shared_ptr<distributed::ProcessGroup>& g, const Tensor& data,
+                        int steps, double lr) {
+    nn::DistributedDataParallel ddp(m, g);
+    optim::SGD opt(m->parameters(), optim::SGDOptions(lr));
+    const int64_t rows = data.size(0) / 2;
+    for (int step = 0; step < steps; ++step) {
       opt.zero_grad();
-      ddp(x.narrow(0, 4 * static_cast<int64_t>(r), 4)).pow(2).mean().backward();
+      ddp(data.narrow(0, rows * g->rank(), rows)).pow(2).mean().backward();
       opt.step();
     }
-    for (const Tensor& p : mlps[r]->parameters())
-      for (double v : values(p)) params[r].push_back(v);
-    nn::DistributedDataParallel cnn(cnns[r], g);
-    optim::SGD cnn_opt(cnns[r]->parameters(), optim::SGDOptions(0.05));
-    for (int step = 0; step < 2; ++step) {
-      cnn_opt.zero_grad();
-      cnn(images.narrow(0, 3 * static_cast<int64_t>(r), 3)).pow(2).mean().backward();
-      cnn_opt.step();
-    }
-    for (const Tensor& p : cnns[r]->parameters())
-      for (double v : values(p)) cnn_params[r].push_back(v);
+    std::vector<double> flat;
+    for (const Tensor& p : m->parameters())
+      for (double v : values(p)) flat.push_back(v);
+    return flat;
+  };
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const size_t r = static_cast<size_t>(g->rank());
+    params[r] = train(mlps[r], g, x, 3, 0.1);
+    cnn_params[r] = train(cnns[r], g, images, 2, 0.05);
     const auto state = cnns[r]->state_dict();
     means[r] = values(state["bn1.running_mean"]);
     counts[r] = state["bn1.num_batches_tracked"].item<int64_t>();
