@@ -38,8 +38,9 @@ namespace {
 //            c = -a sum(g) / M - mean b                 (M: elements per channel)
 // Where the device has the fused kernel (KernelTable::batch_norm: CPU and CUDA), the statistics
 // (two passes over each channel, the second from cache), y itself (the Affine pass), the two
-// sums and grad_x are one kernel each; elsewhere (sim configured without "batch_norm", tests compare the two) they are ops:
-// sum, sub, mul, sum for the statistics, sum and mul-sum for the sums, two addcmul for grad_x.
+// sums and grad_x are one kernel each; elsewhere (sim configured without "batch_norm", tests
+// compare the two) they are ops: sum, sub, mul, sum for the statistics, addcmul for y, sum and
+// mul-sum for the sums, two addcmul for grad_x.
 // The composition recorded op by op kept a dozen full-size intermediates and ran 4x slower
 // (docs/performance.md).
 

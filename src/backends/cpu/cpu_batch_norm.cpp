@@ -1,8 +1,8 @@
 // Batch norm's per-channel passes on the CPU (BatchNormArgs, Note [Batch norm in training]): the
 // statistics, the normalisation y = x a + c, the backward's two sums and its input gradient,
-// each one pass over the data instead of one op per term. A channel's sums run on one thread in a fixed order
-// (samples, then positions, in kLanes interleaved accumulators that the compiler vectorises), so
-// the results are the same at every thread count; float32 accumulates in double.
+// each one pass over the data instead of one op per term. A channel's sums run on one thread in
+// a fixed order (samples, then positions, in kLanes interleaved accumulators that the compiler
+// vectorises), so the results are the same at every thread count; float32 accumulates in double.
 
 #include <cstdint>
 
