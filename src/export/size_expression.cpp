@@ -66,35 +66,30 @@ class Reader {
   }
 
   std::optional<EvaluatedSize> combine(const std::string& head, const std::vector<EvaluatedSize>& a) const {
-    if (!bound_) {  // the text alone
-      if ((head == "Add" || head == "Mul")) {
-        std::string text = a[0].text;
-        for (size_t k = 1; k < a.size(); ++k) text += (head == "Add" ? " + " : "*") + a[k].text;
-        return EvaluatedSize{0, text};
-      }
-      if ((head == "FloorDiv" || head == "Mod") && a.size() == 2)
-        return EvaluatedSize{0, "(" + a[0].text + (head == "FloorDiv" ? ")//(" : ") % (") + a[1].text + ")"};
-      return std::nullopt;
+    const bool sum = head == "Add", product = head == "Mul", floor_div = head == "FloorDiv", mod = head == "Mod";
+    if (!sum && !product && !((floor_div || mod) && a.size() == 2)) return std::nullopt;
+    EvaluatedSize r;
+    if (sum || product) {
+      r.text = a[0].text;
+      for (size_t k = 1; k < a.size(); ++k) r.text += (sum ? " + " : "*") + a[k].text;
+    } else {
+      r.text = "(" + a[0].text + (floor_div ? ")//(" : ") % (") + a[1].text + ")";
     }
-    if (head == "Add" || head == "Mul") {
-      EvaluatedSize r = a[0];
-      for (size_t k = 1; k < a.size(); ++k) {
-        const bool overflow = head == "Add" ? __builtin_add_overflow(r.value, a[k].value, &r.value)
-                                            : __builtin_mul_overflow(r.value, a[k].value, &r.value);
-        if (overflow) return std::nullopt;
-        r.text += (head == "Add" ? " + " : "*") + a[k].text;
-      }
+    if (!bound_) return r;  // the text alone
+    if (sum || product) {
+      r.value = a[0].value;
+      for (size_t k = 1; k < a.size(); ++k)
+        if (sum ? __builtin_add_overflow(r.value, a[k].value, &r.value) : __builtin_mul_overflow(r.value, a[k].value, &r.value))
+          return std::nullopt;
       return r;
     }
-    if ((head == "FloorDiv" || head == "Mod") && a.size() == 2 && a[1].value != 0 &&
-        !(a[0].value == INT64_MIN && a[1].value == -1)) {
-      const int64_t q = a[0].value / a[1].value, m = a[0].value % a[1].value;
-      // Python's rounding: toward -inf, and a remainder with the divisor's sign.
-      const bool adjust = m != 0 && ((m < 0) != (a[1].value < 0));
-      const int64_t value = head == "FloorDiv" ? q - adjust : m + (adjust ? a[1].value : 0);
-      return EvaluatedSize{value, "(" + a[0].text + (head == "FloorDiv" ? ")//(" : ") % (") + a[1].text + ")"};
-    }
-    return std::nullopt;
+    const int64_t x = a[0].value, y = a[1].value;
+    if (y == 0 || (x == INT64_MIN && y == -1)) return std::nullopt;
+    // Python's rounding: toward -inf, and a remainder with the divisor's sign.
+    const int64_t q = x / y, m = x % y;
+    const bool adjust = m != 0 && ((m < 0) != (y < 0));
+    r.value = floor_div ? q - adjust : m + (adjust ? y : 0);
+    return r;
   }
 
   void skip_spaces() {

@@ -208,7 +208,7 @@ bool dnnl_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t
                                    {DNNL_ARG_DST, dnnl::memory(p.c, t.engine, c)}});
     t.stream.wait();
   } catch (const dnnl::error&) {
-    return false;  // C is untouched or fully rewritten by the caller's BLAS call
+    return false;  // oneDNN checks its arguments before it writes: C is as it was for the caller's BLAS
   }
   return true;
 }
