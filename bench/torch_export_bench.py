@@ -12,6 +12,7 @@ running the same exported programs (`torch.export.load(path).module()`), with th
 
     python bench/torch_export_bench.py --models DIR --export    # writes DIR/resnet18.pt2, DIR/gpt.pt2
     python bench/torch_export_bench.py --models DIR --json torch.json
+    python bench/torch_export_bench.py --models DIR --json compiled.json --compile
 Needs PyTorch >= 2.5 (bench/export_bench.sh runs it in a virtual environment it creates).
 """
 import argparse
@@ -112,7 +113,7 @@ def export(models):
         torch.export.save(program, os.path.join(models, name + ".pt2"))
 
 
-def bench(models, json_path):
+def bench(models, json_path, compiled=False):
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     data = inputs()
     rows = []
@@ -126,30 +127,34 @@ def bench(models, json_path):
         print(f"{name:34s} {median:12.3f} ms")
 
     path = os.path.join(models, "resnet18.pt2")
-    loads = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        torch.export.load(path).module()
-        loads.append((time.perf_counter() - t0) * 1e3)
-    record("export_load_resnet18", loads, f"torch.export.load + module() of {os.path.getsize(path) >> 20} MB")
+    if not compiled:  # the load row is the same program either way
+        loads = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            torch.export.load(path).module()
+            loads.append((time.perf_counter() - t0) * 1e3)
+        record("export_load_resnet18", loads, f"torch.export.load + module() of {os.path.getsize(path) >> 20} MB")
+    how = "torch.compile of the exported program" if compiled else "PyTorch eager running the exported program"
     for name, tag in (("resnet18", "resnet18_fwd_b32"), ("gpt", "gpt_fwd_b8x128")):
         m = torch.export.load(os.path.join(models, name + ".pt2")).module()
+        run = torch.compile(m) if compiled else m  # compiled on the first calls, before timing
         x, y = data[name]
         opt = torch.optim.SGD(m.parameters(), lr=0.01)
 
         def step():
             opt.zero_grad()
-            out = m(x)
+            out = run(x)
             F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1)).backward()
             opt.step()
 
-        record("export_" + tag.replace("fwd", "train_step"), timed(step), "PyTorch eager running the exported program")
+        record("export_" + tag.replace("fwd", "train_step"), timed(step), how)
         # Eval mode for the forward rows: the unlifted module cannot switch, so the export's own
         # train-mode graph runs under no_grad (batch statistics, as Locus's row in train mode).
         with torch.no_grad():
-            record("export_" + tag, timed(lambda: m(x)), "no grad")
+            record("export_" + tag, timed(lambda: run(x)), how + ", no grad")
     with open(json_path, "w") as f:
-        json.dump({"impl": "torch", "meta": {"torch": torch.__version__, "threads": torch.get_num_threads()},
+        json.dump({"impl": "torch.compile" if compiled else "torch",
+                   "meta": {"torch": torch.__version__, "threads": torch.get_num_threads(), "compiled": compiled},
                    "results": rows}, f)
 
 
@@ -158,11 +163,13 @@ def main():
     p.add_argument("--models", required=True)
     p.add_argument("--export", action="store_true")
     p.add_argument("--json")
+    p.add_argument("--compile", action="store_true", help="run the programs through torch.compile (PyTorch's best "
+                   "configuration; same row names: write another JSON file)")
     a = p.parse_args()
     if a.export:
         export(a.models)
     if a.json:
-        bench(a.models, a.json)
+        bench(a.models, a.json, a.compile)
 
 
 if __name__ == "__main__":
