@@ -2,6 +2,7 @@
 
 #include "src/export/interpreter.h"
 
+#include <cstdint>
 #include <set>
 
 #include "locus/errors.h"
@@ -26,7 +27,7 @@ std::optional<DType> dtype_of_scalar_type(int code) {
 }
 
 Call::Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context,
-           const std::set<std::string>* read)
+           const std::map<std::string, size_t>* read)
     : node_(node), values_(values), context_(context), read_(read) {}
 
 bool Call::output_read(size_t k) const {
@@ -263,20 +264,20 @@ std::vector<Value> run_graph(const Program& program, std::map<std::string, Value
   // Each value is dropped after the last node that reads it (the graph's outputs are kept), so an
   // inference keeps only what is still to be read, as PyTorch's interpreter does; under autograd
   // the nodes keep what their backward needs.
+  // A name's last reader; the program's outputs are read after every node (kept to the end).
+  constexpr size_t kByTheOutputs = SIZE_MAX;
   std::map<std::string, size_t> last_read;
-  std::set<std::string> read;
-  for (size_t i = 0; i < program.nodes.size(); ++i)
-    names_read(program.nodes[i], [&](const std::string& n) { last_read[n] = i, read.insert(n); });
+  for (size_t i = 0; i < program.nodes.size(); ++i) names_read(program.nodes[i], [&](const std::string& n) { last_read[n] = i; });
   for (const Argument& a : program.outputs) {
-    last_read.erase(a.name);
-    read.insert(a.name);
-    for (const std::string& n : a.names) last_read.erase(n), read.insert(n);
+    last_read[a.name] = kByTheOutputs;
+    for (const std::string& n : a.names) last_read[n] = kByTheOutputs;
   }
   std::vector<std::vector<std::string>> dies_after(program.nodes.size());
-  for (const auto& [name, i] : last_read) dies_after[i].push_back(name);
+  for (const auto& [name, i] : last_read)
+    if (i != kByTheOutputs) dies_after[i].push_back(name);
   for (size_t i = 0; i < program.nodes.size(); ++i) {
     const Node& node = program.nodes[i];
-    const Call call(node, values, context, &read);
+    const Call call(node, values, context, &last_read);
     for (const NamedArgument& a : node.inputs)
       if (a.arg.kind == Argument::Kind::Unsupported)
         call.fail("argument '" + a.name + "' is a " + a.arg.unsupported +

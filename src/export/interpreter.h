@@ -6,7 +6,6 @@
 
 #include <functional>
 #include <map>
-#include <set>
 #include <optional>
 #include <string>
 #include <variant>
@@ -36,9 +35,10 @@ struct RunContext {
 /// default for an argument the file left out (Note [Exported programs]).
 class Call {
  public:
-  /// `read`: the names some node or the program's outputs read (null: take every output as read).
+  /// `read`: the names some node or the program's outputs read, each with its last reader (null:
+  /// take every output as read).
   Call(const Node& node, const std::map<std::string, Value>& values, const RunContext& context,
-       const std::set<std::string>* read = nullptr);
+       const std::map<std::string, size_t>* read = nullptr);
 
   const Node& node() const { return node_; }
   /// Whether anything reads output `k` of this node: the native norms' saved statistics, an
@@ -75,7 +75,7 @@ class Call {
   const Node& node_;
   const std::map<std::string, Value>& values_;
   const RunContext& context_;
-  const std::set<std::string>* read_;
+  const std::map<std::string, size_t>* read_;
 };
 
 /// A supported target: its outputs, one Value per output the node declares (a list output is
