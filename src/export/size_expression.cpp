@@ -12,6 +12,13 @@
 namespace locus::exported {
 namespace {
 
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (const char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 class Reader {
  public:
   // With `bound` null the reader gives the text alone (every value 0) and takes any symbol.
@@ -149,6 +156,13 @@ std::optional<std::string> size_text(const std::string& expression) {
   std::optional<EvaluatedSize> v = r.expression();
   if (!v || !r.at_end()) return std::nullopt;
   return v->text;
+}
+
+std::string symbol_of(const std::string& expression) {
+  if (is_identifier(expression)) return expression;
+  // A Symbol reads as its name; a number, a sum or a product never reads as an identifier.
+  const std::optional<std::string> text = size_text(expression);
+  return text && is_identifier(*text) ? *text : std::string();
 }
 
 }  // namespace locus::exported

@@ -31,6 +31,10 @@ std::optional<EvaluatedSize> evaluate_size(const std::string& expression, const 
 /// operation or is malformed.
 std::optional<std::string> size_text(const std::string& expression);
 
+/// The symbol `expression` is alone ("s77" from "s77", as older files write it, or from
+/// "Symbol('s77', positive=True, integer=True)"); empty for a number or an expression of symbols.
+std::string symbol_of(const std::string& expression);
+
 }  // namespace locus::exported
 
 LOCUS_API_END

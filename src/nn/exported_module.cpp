@@ -15,7 +15,6 @@
 #include "locus/nn/exported.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "locus/autograd.h"
@@ -43,16 +42,6 @@ class Submodule final : public Module {
   using Module::register_parameter;
   std::string name() const override { return "Module"; }
 };
-
-// The symbol a recorded size names ("s77" from "s77" or "Symbol('s77', positive=True, ...)"),
-// empty for an expression of symbols (evaluate_size checks those).
-std::string symbol_of(const std::string& expression) {
-  static const std::regex plain("^[A-Za-z_][A-Za-z0-9_]*$"), wrapped("^Symbol\\('([A-Za-z_][A-Za-z0-9_]*)'.*\\)$");
-  std::smatch m;
-  if (std::regex_match(expression, plain)) return expression;
-  if (std::regex_match(expression, m, wrapped)) return m[1];
-  return {};
-}
 
 // Whether a dropout or batch norm node was recorded in training mode (either graph form).
 bool exported_in_training(const Program& p) {
@@ -218,7 +207,7 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
                              " there (a static dimension; export with a torch.export.Dim to make it dynamic)");
           continue;
         }
-        const std::string symbol = symbol_of(want.expression);
+        const std::string symbol = exported::symbol_of(want.expression);
         if (symbol.empty()) {  // an expression of symbols: checked once the inputs have bound them
           derived.push_back({name, d, got, &want.expression});
           continue;
@@ -347,9 +336,9 @@ ExportedSummary summarize_exported(const std::string& path) {
             text += std::to_string(*size.value);
             continue;
           }
-          // A derived size reads as sympy writes its range's key ("2*s77"), so both are found.
-          std::string symbol = nn::symbol_of(size.expression);
-          if (symbol.empty()) symbol = exported::size_text(size.expression).value_or(size.expression);
+          // A symbol reads as its name and a derived size as sympy writes its range's key
+          // ("2*s77"), so both find their ranges.
+          const std::string symbol = exported::size_text(size.expression).value_or(size.expression);
           text += symbol;
           if (const auto r = p.range_constraints.find(symbol); r != p.range_constraints.end())
             text += " in " + (r->second.min ? std::to_string(*r->second.min) : "-inf") + ".." +

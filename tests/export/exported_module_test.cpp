@@ -348,6 +348,10 @@ TEST(ExportedPrograms, DerivedDimensionsAreChecked) {
         std::string("Mul(Integer(4611686018427387904), Integer(4))"), std::string(100000, '(')})
     EXPECT_FALSE(eval(unread)) << unread;
   EXPECT_EQ(exported::size_text("FloorDiv(" + sym("s5") + ", Integer(2))"), "(s5)//(2)");
+  EXPECT_EQ(exported::symbol_of("s3"), "s3");
+  EXPECT_EQ(exported::symbol_of(sym("s77")), "s77");
+  EXPECT_EQ(exported::symbol_of("Mul(Integer(2), " + sym("s77") + ")"), "");
+  EXPECT_EQ(exported::symbol_of("Integer(3)"), "");
   EXPECT_EQ(summarize_exported(data("derived_dims.pt2")).inputs,
             (std::vector<std::string>{"x: float32 [s77 in 2..64, 4]", "y: float32 [2*s77 in 4..128, 4]"}));
   std::string deep = "Integer(1)";
