@@ -47,12 +47,17 @@ int variant(const ops::MatmulArgs& g) {
   return static_cast<int>(g.dtype) * 16 + (g.bias ? 8 : 0) + static_cast<int>(g.epilogue);
 }
 
+// A tile product's key (dnnl_gemm): shape, leading dimensions, transposes, beta and whether it
+// runs inside a parallel region (one thread) or not (the team).
+using TileKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int>;
+
 struct ThreadDnnl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   // The product of each shape and stride pattern; nullopt where oneDNN has only its
   // reference kernel for this CPU (slower than widening), so the answer is asked once.
   std::map<Key, std::optional<Product>> primitives;
+  std::map<TileKey, std::optional<Product>> tiles;  // dnnl_gemm's, likewise
 };
 
 ThreadDnnl& thread_dnnl() {
@@ -107,24 +112,50 @@ dnnl::matmul::primitive_desc describe(const dnnl::engine& engine, const dnnl::me
 #endif
 }
 
-const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g, int threads) {
-  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col, variant(g), threads};
-  auto it = t.primitives.find(key);
-  if (it != t.primitives.end()) return it->second;
-  if (t.primitives.size() >= kMaxPrimitives) t.primitives.clear();
+// The cached product for `key`, made by `make` the first time (nullopt, also cached, where it
+// declines or oneDNN has no implementation: the caller's BLAS path serves those).
+template <class K, class Make>
+const std::optional<Product>& cached(std::map<K, std::optional<Product>>& cache, const K& key, Make make) {
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= kMaxPrimitives) cache.clear();
   std::optional<Product> product;
   try {
+    product = make();
+  } catch (const dnnl::error&) {
+    // No implementation for this layout.
+  }
+  return cache.emplace(key, std::move(product)).first->second;
+}
+
+// Runs `p` on the caller's buffers (bias may be null). False when oneDNN refuses the call: it
+// checks its arguments before it writes, so C is as it was for the caller's own path.
+bool execute(ThreadDnnl& t, const Product& p, const void* a, const void* b, void* c, const void* bias) {
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(p.a, t.engine, const_cast<void*>(a))},
+                                             {DNNL_ARG_WEIGHTS, dnnl::memory(p.b, t.engine, const_cast<void*>(b))},
+                                             {DNNL_ARG_DST, dnnl::memory(p.c, t.engine, c)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, t.engine, const_cast<void*>(bias)));
+  try {
+    p.primitive.execute(t.stream, args);
+    t.stream.wait();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  return true;
+}
+
+const std::optional<Product>& product_for(ThreadDnnl& t, const ops::MatmulArgs& g, int threads) {
+  const Key key{g.batch, g.m, g.n, g.k, g.a_batch_stride, g.a_row, g.a_col, g.b_batch_stride, g.b_row, g.b_col, variant(g), threads};
+  return cached(t.primitives, key, [&]() -> std::optional<Product> {
     const dnnl::memory::data_type type = data_type(g.dtype);
     const auto a = operand(type, g.batch, g.m, g.k, g.a_batch_stride, g.a_row, g.a_col);
     const auto b = operand(type, g.batch, g.k, g.n, g.b_batch_stride, g.b_row, g.b_col);
     const dnnl::memory::desc c({g.batch, g.m, g.n}, type, {g.m * g.n, g.n, 1});
     const dnnl::memory::desc bias = g.bias ? dnnl::memory::desc({1, 1, g.n}, type, {g.n, g.n, 1}) : dnnl::memory::desc();
     const dnnl::matmul::primitive_desc pd = describe(t.engine, a, b, bias, c, epilogue_attr(g.epilogue));
-    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) product = Product{a, b, c, bias, dnnl::matmul(pd)};
-  } catch (const dnnl::error&) {
-    // No implementation for this layout: OpenBLAS (or the widened path) serves it.
-  }
-  return t.primitives.emplace(key, std::move(product)).first->second;
+    if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return std::nullopt;
+    return Product{a, b, c, bias, dnnl::matmul(pd)};
+  });
 }
 
 }  // namespace
@@ -137,80 +168,35 @@ bool dnnl_matmul(const ops::MatmulArgs& args) {
   const ops::MatmulArgs g = normalized(args);
   ThreadDnnl& t = thread_dnnl();
   const std::optional<Product>& p = product_for(t, g, threads_now());
-  if (!p) return false;
-  dnnl::memory ma(p->a, t.engine, const_cast<char*>(g.a)), mb(p->b, t.engine, const_cast<char*>(g.b)), mc(p->c, t.engine, g.c);
-  std::unordered_map<int, dnnl::memory> args_map{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
-  if (g.bias) args_map.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias, t.engine, const_cast<char*>(g.bias)));
-  try {
-    p->primitive.execute(t.stream, args_map);
-    t.stream.wait();
-  } catch (const dnnl::error&) {
-    return false;  // the caller's path computes the whole product again
-  }
-  return true;
+  return p && execute(t, *p, g.a, g.b, g.c, g.bias);
 }
-
-namespace {
-
-// A tile product's primitive, keyed by shape, leading dimensions, transposes, beta and whether
-// it runs inside a parallel region (one thread) or not (the team).
-using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int>;
-
-struct ThreadGemms {
-  std::map<GemmKey, std::optional<Product>> primitives;
-};
-
-ThreadGemms& thread_gemms() {
-  thread_local ThreadGemms t;
-  return t;
-}
-
-}  // namespace
 
 bool dnnl_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0 || k == 0 || (beta != 0 && beta != 1)) return false;
   const int team = omp_in_parallel() ? 1 : threads_now();
-  const GemmKey key{m, n, k, lda, ldb, ldc, transpose_a * 2 + transpose_b, beta != 0, team};
-  ThreadGemms& g = thread_gemms();
-  auto it = g.primitives.find(key);
-  if (it == g.primitives.end()) {
-    if (g.primitives.size() >= kMaxPrimitives) g.primitives.clear();
-    std::optional<Product> product;
-    try {
-      constexpr auto f32 = dnnl::memory::data_type::f32;
-      // A as [m, k] and B as [k, n] through their strides, whichever way they are stored.
-      const dnnl::memory::desc ad({m, k}, f32, transpose_a ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
-      const dnnl::memory::desc bd({k, n}, f32, transpose_b ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
-      const dnnl::memory::desc cd({m, n}, f32, dnnl::memory::dims{ldc, 1});
-      dnnl::primitive_attr attr;
-      if (beta != 0) {
-        dnnl::post_ops ops;
-        ops.append_sum(1.f);
-        attr.set_post_ops(ops);
-      }
-      // Only the brgemm kernels: for the tile shapes they decline (not multiples of their
-      // blocks) oneDNN falls back to its own packed sgemm, which was slower than OpenBLAS on a
-      // 256-token causal backward (4.4 against 3.4 ms).
-      const dnnl::matmul::primitive_desc pd = describe(thread_dnnl().engine, ad, bd, dnnl::memory::desc(), cd, attr);
-      if (std::strncmp(pd.impl_info_str(), "brg", 3) == 0) product = Product{ad, bd, cd, {}, dnnl::matmul(pd)};
-    } catch (const dnnl::error&) {
-      // No implementation for these strides: BLAS serves them.
-    }
-    it = g.primitives.emplace(key, std::move(product)).first;
-  }
-  if (!it->second) return false;
-  const Product& p = *it->second;
   ThreadDnnl& t = thread_dnnl();
-  try {
-    p.primitive.execute(t.stream, {{DNNL_ARG_SRC, dnnl::memory(p.a, t.engine, const_cast<float*>(a))},
-                                   {DNNL_ARG_WEIGHTS, dnnl::memory(p.b, t.engine, const_cast<float*>(b))},
-                                   {DNNL_ARG_DST, dnnl::memory(p.c, t.engine, c)}});
-    t.stream.wait();
-  } catch (const dnnl::error&) {
-    return false;  // oneDNN checks its arguments before it writes: C is as it was for the caller's BLAS
-  }
-  return true;
+  const TileKey key{m, n, k, lda, ldb, ldc, transpose_a * 2 + transpose_b, beta != 0, team};
+  const std::optional<Product>& p = cached(t.tiles, key, [&]() -> std::optional<Product> {
+    constexpr auto f32 = dnnl::memory::data_type::f32;
+    // A as [m, k] and B as [k, n] through their strides, whichever way they are stored.
+    const dnnl::memory::desc ad({m, k}, f32, transpose_a ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
+    const dnnl::memory::desc bd({k, n}, f32, transpose_b ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
+    const dnnl::memory::desc cd({m, n}, f32, dnnl::memory::dims{ldc, 1});
+    dnnl::primitive_attr attr;
+    if (beta != 0) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.f);
+      attr.set_post_ops(ops);
+    }
+    // Only the brgemm kernels: for the tile shapes they decline (not multiples of their blocks)
+    // oneDNN falls back to its own packed sgemm, which was slower than OpenBLAS on a 256-token
+    // causal backward (4.4 against 3.4 ms).
+    const dnnl::matmul::primitive_desc pd = describe(t.engine, ad, bd, dnnl::memory::desc(), cd, attr);
+    if (std::strncmp(pd.impl_info_str(), "brg", 3) != 0) return std::nullopt;
+    return Product{ad, bd, cd, {}, dnnl::matmul(pd)};
+  });
+  return p && execute(t, *p, a, b, c, nullptr);
 }
 
 bool dnnl_preferred_for_float32() noexcept {
