@@ -122,12 +122,17 @@ std::optional<Shapes> shapes_of(const ops::ConvArgs& a) {
 
 memory::desc any(const memory::dims& d) { return memory::desc(d, f32, Tag::any); }
 
+// The plain [C_out] bias, or the empty description that says there is none.
+memory::desc bias_desc(const Shapes& s, bool present = true) {
+  return present ? memory::desc(s.bias, f32, Tag::x) : memory::desc();
+}
+
 // oneDNN 3 takes a primitive's description straight in its primitive_desc; 2.x built an
 // operation descriptor first. The three helpers below hide that difference from create().
 dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
   constexpr auto prop = dnnl::prop_kind::forward_training;
   constexpr auto alg = dnnl::algorithm::convolution_direct;
-  const memory::desc bias_md = bias ? memory::desc(s.bias, f32, Tag::x) : memory::desc();
+  const memory::desc bias_md = bias_desc(s, bias);
 #if DNNL_VERSION_MAJOR >= 3
   return dnnl::convolution_forward::primitive_desc(e, prop, alg, any(s.src), any(s.weights), bias_md, any(s.dst),
                                                    s.strides, s.dilates, s.pad_l, s.pad_r);
@@ -156,7 +161,7 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(const dnnl::eng
 dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
   constexpr auto alg = dnnl::algorithm::convolution_direct;
   const auto hint = forward_pd(e, s, bias);
-  const memory::desc bias_md = bias ? memory::desc(s.bias, f32, Tag::x) : memory::desc();
+  const memory::desc bias_md = bias_desc(s, bias);
 #if DNNL_VERSION_MAJOR >= 3
   return dnnl::convolution_backward_weights::primitive_desc(e, alg, any(s.src), any(s.weights), bias_md, any(s.dst),
                                                             s.strides, s.dilates, s.pad_l, s.pad_r, hint);
@@ -181,7 +186,7 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_forward(pd);
     c.a = operand(src, pd.src_desc()), c.b = operand(wei, pd.weights_desc()), c.out = operand(dst, pd.dst_desc());
-    c.bias = memory::desc(s->bias, f32, Tag::x);
+    c.bias = bias_desc(*s);
   } else if (a.pass == Pass::BackwardData) {
     const auto pd = backward_data_pd(e, *s);
     if (is_reference(pd)) return std::nullopt;
@@ -192,7 +197,7 @@ std::optional<Conv> create(const dnnl::engine& e, const ops::ConvArgs& a) {
     if (is_reference(pd)) return std::nullopt;
     c.primitive = dnnl::convolution_backward_weights(pd);
     c.a = operand(src, pd.src_desc()), c.b = operand(dst, pd.diff_dst_desc()), c.out = operand(wei, pd.diff_weights_desc());
-    c.bias = memory::desc(s->bias, f32, Tag::x);
+    c.bias = bias_desc(*s);
   }
   c.a.prepare(e, false), c.b.prepare(e, false), c.out.prepare(e, true);
   return c;
