@@ -7,6 +7,7 @@
 //   locus_export_bench --models DIR --json locus.json
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
