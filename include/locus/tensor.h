@@ -21,6 +21,7 @@ LOCUS_API_BEGIN
 #include "locus/device.h"
 #include "locus/dtype.h"
 #include "locus/host_values.h"
+#include "locus/memory_format.h"
 #include "locus/scalar.h"
 #include "locus/shape.h"
 #include "locus/tensor_accessor.h"
@@ -96,6 +97,13 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
   int64_t storage_offset() const { return impl()->offset(); }
   bool is_contiguous() const { return impl()->is_contiguous(); }
+  /// True when the elements are dense in `format`'s order (is_contiguous(ChannelsLast): a 4-d
+  /// tensor stored NHWC); dimensions of size 1 may have any stride. Preserve is a ValueError.
+  bool is_contiguous(MemoryFormat format) const;
+  /// ChannelsLast (or ChannelsLast3d) for a tensor stored in that order and not also plain
+  /// contiguous (one channel, or one pixel, fits both: Contiguous), else Contiguous; PyTorch's
+  /// suggest_memory_format for dense tensors.
+  MemoryFormat suggest_memory_format() const;
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
   bool is_sim() const { return device().is_sim(); }
@@ -280,8 +288,14 @@ class Tensor {
   Tensor operator[](int64_t i) const { return select(0, i); }
   /// This tensor when contiguous, else a contiguous copy.
   Tensor contiguous() const;
-  /// A copy with its own memory, same device and dtype.
+  /// This tensor when dense in `format`'s order, else a copy in it (`ChannelsLast` needs a 4-d
+  /// tensor, `ChannelsLast3d` a 5-d one: ValueError otherwise). Differentiable like clone.
+  Tensor contiguous(MemoryFormat format) const;
+  /// A copy with its own memory, same device and dtype, contiguous.
   Tensor clone() const;
+  /// A copy laid out in `format`; Preserve keeps a channels-last tensor channels-last (the
+  /// layout suggest_memory_format names) and makes anything else contiguous.
+  Tensor clone(MemoryFormat format) const;
 
   // ---- operations (the free functions of elementwise.h and ops.h, as methods) ------------
   // In-place forms (trailing underscore) write into this tensor, which keeps its dtype: the

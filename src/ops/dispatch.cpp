@@ -138,7 +138,9 @@ const KernelTable* kernels_for(OpId op, Device device, DType dtype) {
   return nullptr;
 }
 
-Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
+namespace {
+
+Tensor allocate(const Shape& shape, Shape strides, DType dtype, Device device, bool pinned) {
   const int64_t numel = detail::checked_numel(shape, itemsize(dtype), "empty");
   if (pinned && !device.is_cpu())
     throw ValueError("pinned memory is host memory: a pinned tensor must be on cpu, not " + device.str());
@@ -147,9 +149,17 @@ Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
   detail::DataPtr data = pinned ? runtime::pinned_allocator().allocate(bytes)
                                 : runtime::allocator_for(device).allocate(bytes, runtime::current_stream_id(device));
   auto storage = detail::make_intrusive<detail::Storage>(std::move(data), bytes, pinned);
-  Shape strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
   return Tensor(detail::make_intrusive<detail::TensorImpl>(std::move(storage), dtype, shape, std::move(strides), 0));
+}
+
+}  // namespace
+
+Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
+  return allocate(shape, strides_for(shape, MemoryFormat::Contiguous), dtype, device, pinned);
+}
+
+Tensor empty_on(const Shape& shape, DType dtype, Device device, MemoryFormat format) {
+  return allocate(shape, strides_for(shape, format), dtype, device, false);
 }
 
 Tensor back_to(Device device, Tensor result) { return result.defined() ? result.to(device) : result; }

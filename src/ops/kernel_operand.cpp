@@ -11,17 +11,20 @@
 
 namespace locus::ops {
 
-void require_dense(const Tensor& t, const char* what) {
+void require_dense(const Tensor& t, MemoryFormat format, const char* what) {
   // An empty tensor has no element to read, whatever strides its views left it (PyTorch calls
   // every empty tensor contiguous; Locus's is_contiguous() still looks at the strides).
-  if (t.is_contiguous() || t.numel() == 0) return;
+  if (t.numel() == 0 || t.is_contiguous(format)) return;
   std::ostringstream os;
   os << "internal error: a kernel that reads dense memory was handed a non-contiguous " << what << " (shape "
      << t.shape() << ", strides [";
   for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "," : "") << t.stride(d);
-  os << "], storage offset " << t.storage_offset() << "); the op path must pass .contiguous() (Note [Kernel operands])";
+  os << "], storage offset " << t.storage_offset() << "); the op path must pass .contiguous(" << format
+     << ") (Note [Kernel operands])";
   throw Error(os.str());
 }
+
+void require_dense(const Tensor& t, const char* what) { require_dense(t, MemoryFormat::Contiguous, what); }
 
 void require_distinct_elements(const Tensor& t, const std::string& prefix) {
   for (int64_t d = 0; d < t.dim(); ++d)

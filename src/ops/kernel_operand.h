@@ -52,6 +52,26 @@ T* dense_result(const Tensor& t, const char* what = "result") {
   return static_cast<T*>(t.data_ptr());
 }
 
+/// Raises an Error when `t` (defined) is neither dense in `format`'s order nor empty.
+void require_dense(const Tensor& t, MemoryFormat format, const char* what);
+
+/// `t`'s first element for a kernel told it reads memory dense in `format`'s order (a channels-
+/// last kernel: ConvArgs::channels_last). Error when `t` is not laid out so and not empty.
+template <class T = char>
+const T* dense_operand(const Tensor& t, MemoryFormat format, const char* what = "operand") {
+  if (!t.defined()) return nullptr;
+  require_dense(t, format, what);
+  return static_cast<const T*>(t.data_ptr());
+}
+
+/// The written counterpart of dense_operand(t, format).
+template <class T = char>
+T* dense_result(const Tensor& t, MemoryFormat format, const char* what = "result") {
+  if (!t.defined()) return nullptr;
+  require_dense(t, format, what);
+  return static_cast<T*>(t.data_ptr());
+}
+
 /// `t`'s first element (its storage offset applied) for a kernel that is also handed t's
 /// strides; null for an undefined operand.
 inline const char* strided_operand(const Tensor& t) {

@@ -8,6 +8,7 @@
 #include "locus/autograd.h"
 #include "src/autograd/derivatives.h"
 #include "src/autograd/node.h"
+#include "src/core/memory_format.h"
 #include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
@@ -311,8 +312,17 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
-Tensor Tensor::clone() const {
-  Tensor out = empty(shape(), TensorOptions().dtype(dtype()).device(device()));
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  check_memory_format(shape().size(), format, "contiguous");
+  return is_contiguous(format) ? *this : clone(format);
+}
+
+Tensor Tensor::clone() const { return clone(MemoryFormat::Contiguous); }
+
+Tensor Tensor::clone(MemoryFormat format) const {
+  if (format == MemoryFormat::Preserve) format = suggest_memory_format();
+  check_memory_format(shape().size(), format, "clone");
+  Tensor out = ops::empty_on(shape(), dtype(), device(), format);
   {
     NoGradGuard no_grad;  // the copy itself is not the recorded op; clone is
     out.copy_(*this);

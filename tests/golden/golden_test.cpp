@@ -309,7 +309,8 @@ class GoldenLayouts : public FamilyOnDevice {
   void run_family() {
     const std::string name = family_name(), device = this->device();
     const std::vector<Case>& cases = family(name);
-    constexpr Layout kLayouts[] = {Layout::Transposed, Layout::Stepped, Layout::Offset, Layout::Expanded};
+    constexpr Layout kLayouts[] = {Layout::Transposed, Layout::Stepped, Layout::Offset, Layout::Expanded,
+                                   Layout::ChannelsLast};
     int runs[std::size(kLayouts)] = {}, failures = 0;
     for (const Case& c : cases) {
       if (layout_sensitive(c.op)) continue;
@@ -328,8 +329,9 @@ class GoldenLayouts : public FamilyOnDevice {
       }
     }
     if (failures > 40) ADD_FAILURE() << failures - 40 << " more layout runs differ from PyTorch";
-    std::printf("[ layouts  ] %s on %s: %zu cases; runs: %d transposed, %d stepped, %d offset, %d expanded\n",
-                name.c_str(), device.c_str(), cases.size(), runs[0], runs[1], runs[2], runs[3]);
+    std::printf("[ layouts  ] %s on %s: %zu cases; runs: %d transposed, %d stepped, %d offset, %d expanded, "
+                "%d channels-last\n", name.c_str(), device.c_str(), cases.size(), runs[0], runs[1], runs[2], runs[3],
+                runs[4]);
   }
 };
 

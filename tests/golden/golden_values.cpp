@@ -80,6 +80,7 @@ const char* layout_name(Layout layout) {
     case Layout::Stepped: return "stepped";
     case Layout::Offset: return "offset";
     case Layout::Expanded: return "expanded";
+    case Layout::ChannelsLast: return "channels-last";
   }
   return "?";
 }
@@ -118,6 +119,7 @@ bool can_lay_out(const TensorData& d, Layout layout) {
     case Layout::Stepped: return !d.shape.empty();
     case Layout::Offset: return true;
     case Layout::Expanded: return rows_equal(d);
+    case Layout::ChannelsLast: return d.shape.size() == 4 || d.shape.size() == 5;
   }
   return false;
 }
@@ -152,6 +154,9 @@ Tensor relaid_on(const Tensor& logical, const TensorData& d, Device dev, Layout 
     }
     case Layout::Expanded:
       return logical.narrow(0, 0, 1).contiguous().to(dev).expand(d.shape);
+    case Layout::ChannelsLast:
+      return logical.to(dev, false, /*copy=*/true).contiguous(rank == 4 ? MemoryFormat::ChannelsLast
+                                                                         : MemoryFormat::ChannelsLast3d);
   }
   return Tensor();
 }

@@ -16,10 +16,12 @@ enum class Layout {
   Stepped,     ///< every other element of a last dim twice as long
   Offset,      ///< contiguous from a storage offset of 3 elements
   Expanded,    ///< stride 0 along dim 0, where all its rows are equal
+  ChannelsLast,  ///< a 4-d input stored NHWC, a 5-d one NDHWC (MemoryFormat::ChannelsLast/3d)
 };
 
 /// True when an input `d` takes `layout`: it has no view of its own and its shape allows it
-/// (Transposed: 2 dims or more; Stepped: 1 or more; Expanded: dim 0 of 2 or more equal rows).
+/// (Transposed: 2 dims or more; Stepped: 1 or more; Expanded: dim 0 of 2 or more equal rows;
+/// ChannelsLast: 4 or 5 dims).
 bool can_lay_out(const TensorData& d, Layout layout);
 
 /// The layouts' names as the test's messages print them ("transposed", ...).

@@ -1,0 +1,121 @@
+// Memory formats (locus/memory_format.h): the strides each gives, the tests of which a tensor
+// has, the copies into one, and the layers that keep a channels-last layout from input to output
+// (PyTorch's strides, checked with 1.13: torch.empty(2,3,4,5).contiguous(
+// memory_format=torch.channels_last).stride() == (60, 1, 15, 3)).
+
+#include <gtest/gtest.h>
+
+#include "locus/locus.h"
+#include "tests/expect_error.h"
+#include "tests/test_util.h"
+
+namespace locus {
+namespace {
+
+namespace F = nn::functional;
+
+TEST(MemoryFormat, StridesAsPyTorchLaysThemOut) {
+  EXPECT_EQ(strides_for({2, 3, 4, 5}, MemoryFormat::ChannelsLast), Shape({60, 1, 15, 3}));
+  EXPECT_EQ(strides_for({2, 3, 4, 5, 6}, MemoryFormat::ChannelsLast3d), Shape({360, 1, 90, 18, 3}));
+  EXPECT_EQ(strides_for({2, 3, 4, 5}, MemoryFormat::Contiguous), Shape({60, 20, 5, 1}));
+  // A size of 0 still takes a stride as if it were 1 (PyTorch's empty tensors).
+  EXPECT_EQ(strides_for({2, 0, 4, 5}, MemoryFormat::ChannelsLast), Shape({20, 1, 5, 1}));
+}
+
+TEST(MemoryFormat, ContiguousChannelsLastCopiesOnceAndKeepsTheValues) {
+  manual_seed(0);
+  const Tensor x = randn({2, 3, 4, 5});
+  const Tensor cl = x.contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_EQ(cl.strides(), Shape({60, 1, 15, 3}));
+  EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(cl.is_contiguous());
+  EXPECT_FALSE(x.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(cl.suggest_memory_format(), MemoryFormat::ChannelsLast);
+  EXPECT_EQ(x.suggest_memory_format(), MemoryFormat::Contiguous);
+  EXPECT_TRUE(equal(cl, x));
+  // Already channels-last: the same tensor, no copy.
+  EXPECT_EQ(cl.contiguous(MemoryFormat::ChannelsLast).data_ptr(), cl.data_ptr());
+  // And back.
+  const Tensor back = cl.contiguous();
+  EXPECT_TRUE(back.is_contiguous());
+  EXPECT_TRUE(equal(back, x));
+}
+
+TEST(MemoryFormat, OneChannelFitsBothAndSuggestsContiguous) {
+  const Tensor x = ones({2, 1, 3, 3});
+  EXPECT_TRUE(x.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(x.is_contiguous(MemoryFormat::Contiguous));
+  EXPECT_EQ(x.suggest_memory_format(), MemoryFormat::Contiguous);
+  // Stored NHWC (strides [9, 1, 3, 1]) it does suggest channels-last, as in PyTorch.
+  const Tensor strided = ones({2, 3, 3, 1}).permute({0, 3, 1, 2});
+  ASSERT_EQ(strided.strides(), Shape({9, 1, 3, 1}));
+  EXPECT_EQ(strided.suggest_memory_format(), MemoryFormat::ChannelsLast);
+}
+
+TEST(MemoryFormat, ChannelsLast3d) {
+  const Tensor x = arange(2 * 3 * 2 * 2 * 2).reshape({2, 3, 2, 2, 2});
+  const Tensor cl = x.contiguous(MemoryFormat::ChannelsLast3d);
+  EXPECT_EQ(cl.strides(), Shape({24, 1, 12, 6, 3}));
+  EXPECT_EQ(cl.suggest_memory_format(), MemoryFormat::ChannelsLast3d);
+  EXPECT_TRUE(equal(cl, x));
+}
+
+TEST(MemoryFormat, CloneKeepsOrChoosesTheLayout) {
+  const Tensor cl = randn({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(cl.clone(MemoryFormat::Preserve).is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(cl.clone().is_contiguous());
+  EXPECT_TRUE(cl.clone(MemoryFormat::Contiguous).is_contiguous());
+  const Tensor t = randn({5, 4}).t();
+  EXPECT_TRUE(t.clone(MemoryFormat::Preserve).is_contiguous());  // not channels-last: contiguous
+}
+
+TEST(MemoryFormat, GradientFlowsThroughTheCopy) {
+  const Tensor x = randn({2, 3, 2, 2}, TensorOptions().requires_grad(true));
+  const Tensor w = arange(24, TensorOptions().dtype(kFloat32)).reshape({2, 3, 2, 2});
+  (x.contiguous(MemoryFormat::ChannelsLast) * w).sum().backward();
+  EXPECT_TRUE(equal(x.grad(), w));
+}
+
+TEST(MemoryFormat, ErrorsNameTheRankAndTheFormat) {
+  const Tensor x = ones({2, 3, 4});
+  testing::expect_error<ValueError>([&] { (void)x.contiguous(MemoryFormat::ChannelsLast); },
+                                    "[locus::contiguous] required rank 4 tensor to use channels_last format, got rank 3");
+  testing::expect_error<ValueError>([&] { (void)x.is_contiguous(MemoryFormat::ChannelsLast3d); },
+                                    "[locus::is_contiguous] required rank 5 tensor to use channels_last_3d format, got "
+                                    "rank 3");
+  testing::expect_error<ValueError>([&] { (void)x.contiguous(MemoryFormat::Preserve); },
+                                    "[locus::contiguous] MemoryFormat::Preserve is not a layout contiguous() can make");
+}
+
+using ChannelsLastLayers = testing::OnEachDevice;
+
+// A convolution takes and gives channels-last; its values and every gradient are those of the
+// contiguous run (PyTorch's rule: the output follows the input's layout).
+TEST_P(ChannelsLastLayers, ConvolutionKeepsChannelsLast) {
+  manual_seed(1);
+  for (const int64_t side : {5, 9}) {  // under and over the 8x8 outputs that run NHWC in oneDNN
+    const Tensor x = randn({2, 16, side, side}).to(dev());
+    const Tensor w = randn({32, 16, 3, 3}).to(dev()).mul(0.1), b = randn({32}).to(dev());
+    const auto run = [&](const Tensor& input, std::vector<Tensor>* grads) {
+      std::vector<Tensor> leaves{input.detach().requires_grad_(), w.detach().requires_grad_(), b.detach().requires_grad_()};
+      Tensor out = F::conv2d(leaves[0], leaves[1], F::Conv2dFuncOptions().padding(1).bias(leaves[2]));
+      out = F::conv2d(F::relu(out), leaves[1].transpose(0, 1), F::Conv2dFuncOptions().padding(1));
+      (out * out).sum().backward();
+      for (const Tensor& l : leaves) grads->push_back(l.grad());
+      return out;
+    };
+    std::vector<Tensor> plain_grads, cl_grads;
+    const Tensor plain = run(x, &plain_grads);
+    const Tensor cl = run(x.contiguous(MemoryFormat::ChannelsLast), &cl_grads);
+    if (dev().is_cpu() || dev().is_sim()) EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast)) << side;
+    EXPECT_TRUE(plain.is_contiguous()) << side;
+    testing::expect_close(cl, testing::values(plain), 1e-4, 1e-4);
+    for (size_t k = 0; k < plain_grads.size(); ++k) testing::expect_close(cl_grads[k], testing::values(plain_grads[k]), 1e-4, 1e-3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ChannelsLastLayers, ::testing::ValuesIn(testing::value_devices()),
+                         testing::device_test_name);
+
+}  // namespace
+}  // namespace locus
