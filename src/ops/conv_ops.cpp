@@ -28,9 +28,19 @@ Tensor general_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
   return out;
 }
 
-ConvArgs args_of(const Tensor& x, const Tensor& w, const WindowGeometry& g, int64_t groups, int device) {
+// The layout a convolution's output (and its input's gradient) takes, PyTorch's rule: channels-
+// last when the input or the weight is stored that way, else contiguous.
+MemoryFormat activation_format(const Tensor& input, const Tensor& weight) {
+  const bool last = input.suggest_memory_format() == MemoryFormat::ChannelsLast ||
+                    weight.suggest_memory_format() == MemoryFormat::ChannelsLast;
+  return last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+}
+
+ConvArgs args_of(const Tensor& x, const Tensor& w, const WindowGeometry& g, int64_t groups, int device,
+                 MemoryFormat format) {
   ConvArgs a;
   a.device = device;
+  a.channels_last = format == MemoryFormat::ChannelsLast;
   a.dtype = x.dtype();
   a.n = x.size(0), a.c_in = x.size(1), a.h = x.size(2), a.w = x.size(3);
   a.c_out = w.size(0), a.kh = w.size(2), a.kw = w.size(3), a.out_h = g.out_h, a.out_w = g.out_w, a.groups = groups;
@@ -53,24 +63,24 @@ Tensor general_grad_weight(const Tensor& go, const Tensor& x, const Tensor& w, c
 // temporaries that may be gone by the backward.
 void record_fused(const KernelTable* k, const Tensor& input, const Tensor& weight, const Tensor& bias,
                   const Tensor& ran_x, const Tensor& ran_w, const Tensor& out, const WindowGeometry& g, int64_t groups,
-                  int device) {
+                  int device, MemoryFormat format) {
   const Tensor x = ran_x.detach(), w = ran_w.detach();
   const bool need_x = input.requires_grad(), need_w = weight.requires_grad();
   const bool need_b = bias.defined() && bias.requires_grad();
   std::vector<Tensor> inputs{input, weight};
   if (bias.defined()) inputs.push_back(bias);
   autograd::FunctionNode& node = autograd::record(out, "ConvolutionBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
-    const Tensor go = grad.contiguous();
+    const Tensor go = grad.contiguous(format);
     wait_for_host(go);
     Tensor gx, gw, gb;
-    ConvArgs a = args_of(x, w, g, groups, device);
-    a.input = ops::dense_operand(x, "input");
+    ConvArgs a = args_of(x, w, g, groups, device, format);
+    a.input = ops::dense_operand(x, format, "input");
     a.weight = ops::dense_operand(w, "weight");
-    a.grad_output = ops::dense_operand(go);
+    a.grad_output = ops::dense_operand(go, format);
     if (need_x) {
-      gx = empty_on(x.shape(), x.dtype(), x.device());
+      gx = empty_on(x.shape(), x.dtype(), x.device(), format);
       a.pass = ConvArgs::Pass::BackwardData;
-      a.grad_input = ops::dense_result(gx);
+      a.grad_input = ops::dense_result(gx, format);
       a.weights_next = need_w || need_b;
       if (!k->convolution(a)) gx = conv_transpose2d(go, w, g, groups, x.size(2), x.size(3));
     }
@@ -111,23 +121,26 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const WindowGeome
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
   const StructuredCall call(OpId::Convolution, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
   const KernelTable* k = call.fused(&KernelTable::convolution, input.dtype());
+  const MemoryFormat format = activation_format(input, weight);
   if (k && input.numel() > 0) {
-    const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
-    Tensor out = empty_on({x.size(0), w.size(0), g.out_h, g.out_w}, x.dtype(), call.device());
-    ConvArgs a = args_of(x, w, g, groups, call.device_index());
-    a.input = ops::dense_operand(x);
+    const Tensor x = input.contiguous(format), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    Tensor out = empty_on({x.size(0), w.size(0), g.out_h, g.out_w}, x.dtype(), call.device(), format);
+    ConvArgs a = args_of(x, w, g, groups, call.device_index(), format);
+    a.input = ops::dense_operand(x, format);
     a.weight = ops::dense_operand(w);
     a.bias = ops::dense_operand(b);
-    a.output = ops::dense_result(out);
+    a.output = ops::dense_result(out, format);
     call.wait_for_inputs();
     wait_for_host(x), wait_for_host(w);
     if (b.defined()) wait_for_host(b);
     if (k->convolution(a)) {
-      if (call.needs_grad()) record_fused(k, input, weight, bias, x, w, out, g, groups, a.device);
+      if (call.needs_grad()) record_fused(k, input, weight, bias, x, w, out, g, groups, a.device, format);
       return out;
     }
   }
-  return general_conv2d(input, weight, bias, g, groups);
+  const Tensor out = general_conv2d(input, weight, bias, g, groups);
+  return format == MemoryFormat::Contiguous ? out : out.contiguous(format);
 }
 
 }  // namespace locus::ops

@@ -238,6 +238,10 @@ struct ConvArgs {
   /// BackwardData: the caller's next call is the BackwardWeights pass over the same grad_output,
   /// so a backend may keep what the two share (oneDNN's reordered grad_output) for it.
   bool weights_next = false;
+  /// The activations (input, output, grad_output, grad_input) are dense channels-last, NHWC in
+  /// memory (MemoryFormat::ChannelsLast); the weights stay contiguous. A backend without an
+  /// NHWC kernel declines the call.
+  bool channels_last = false;
 };
 
 /// The per-channel passes of batch norm over contiguous [N, C, S] data (S: a channel's elements
@@ -252,6 +256,9 @@ struct BatchNormArgs {
   int device = 0;  ///< index of the device the operands live on
   DType dtype = DType::Float32;
   int64_t n = 0, channels = 0, inner = 0;
+  /// x, grad and out are [N, S, C] in memory (channels-last) instead of [N, C, S]; only where
+  /// KernelTable::batch_norm_channels_last says the backend has those passes.
+  bool channels_last = false;
   const char* x = nullptr;     ///< the input [N, C, S]
   const char* grad = nullptr;  ///< the output's gradient [N, C, S] (the backward passes)
   char* out = nullptr;         ///< BackwardInput's or Affine's result [N, C, S]
@@ -482,6 +489,7 @@ struct KernelTable {
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
+  bool batch_norm_channels_last = false;  ///< batch_norm takes BatchNormArgs::channels_last data
   bool (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention; false: not taken
   void (*layer_norm)(const LayerNormArgs&) = nullptr;  ///< one pass of layer or RMS norm
   void (*rnn_cell)(const RnnCellArgs&) = nullptr;  ///< one pass of an LSTM or GRU step
