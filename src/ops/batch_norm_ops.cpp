@@ -44,17 +44,26 @@ namespace {
 // The composition recorded op by op kept a dozen full-size intermediates and ran 4x slower
 // (docs/performance.md).
 
-// A pass of the fused kernel over the contiguous [N, C, ...] `x`, with [C] results allocated.
+// The layout the fused passes run in: channels-last when `x` is stored so and the backend has
+// those passes (Note [Channels-last batch norm]), else contiguous [N, C, ...].
+MemoryFormat fused_format(const KernelTable& fused, const Tensor& x) {
+  if (!fused.batch_norm_channels_last || x.dim() < 4) return MemoryFormat::Contiguous;
+  return x.suggest_memory_format();
+}
+
+// A pass of the fused kernel over `x`, dense in `format` ([N, C, ...] or channels-last), with [C]
+// results allocated.
 struct FusedPass {
   BatchNormArgs args;
   Tensor first, second;
-  FusedPass(BatchNormArgs::Pass pass, const Tensor& x) {
+  FusedPass(BatchNormArgs::Pass pass, const Tensor& x, MemoryFormat format) {
     const Device device = x.device();
     args.pass = pass;
     args.device = detail::ordinal(device);
     args.dtype = x.dtype();
     args.n = x.size(0), args.channels = x.size(1), args.inner = x.numel() / (args.n * args.channels);
-    args.x = dense_operand(x);
+    args.channels_last = format != MemoryFormat::Contiguous;
+    args.x = dense_operand(x, format);
     wait_for_host(x);
     if (pass == BatchNormArgs::Pass::BackwardInput || pass == BatchNormArgs::Pass::Affine) return;
     first = empty_on(Shape{args.channels}, x.dtype(), device);
@@ -79,14 +88,15 @@ Tensor composed_batch_norm(const Tensor& input, const Tensor& weight, const Tens
   return y.to(input.dtype());
 }
 
-// One Affine pass of the fused kernel: x [N, C, ...] times scale[c] plus shift[c] (undefined:
-// none), all contiguous in x's dtype.
-Tensor affine_pass(const KernelTable& fused, const Tensor& x, const Tensor& scale, const Tensor& shift) {
-  Tensor y = empty_on(x.shape(), x.dtype(), x.device());
-  FusedPass pass(BatchNormArgs::Pass::Affine, x);
+// One Affine pass of the fused kernel: x [N, C, ...] (dense in `format`, and so is the result)
+// times scale[c] plus shift[c] (undefined: none), all in x's dtype.
+Tensor affine_pass(const KernelTable& fused, const Tensor& x, const Tensor& scale, const Tensor& shift,
+                   MemoryFormat format) {
+  Tensor y = empty_on(x.shape(), x.dtype(), x.device(), format);
+  FusedPass pass(BatchNormArgs::Pass::Affine, x, format);
   pass.args.a = dense_operand(scale);
   if (shift.defined()) pass.args.c = dense_operand(shift);
-  pass.args.out = dense_result(y);
+  pass.args.out = dense_result(y, format);
   wait_for_host(scale);
   fused.batch_norm(pass.args);
   return y;
@@ -101,11 +111,12 @@ Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& sh
       dtype == DType::Float32 || dtype == DType::Float64 ? call.fused(&KernelTable::batch_norm, dtype) : nullptr;
   const int64_t rank = input.dim();
   if (!fused || input.numel() == 0) return addcmul(per_channel(shift, rank, dtype), input, per_channel(scale, rank, dtype));
-  const Tensor x = input.contiguous(), a = scale.to(dtype).contiguous(), c = shift.to(dtype).contiguous();
+  const MemoryFormat format = fused_format(*fused, input);
+  const Tensor x = input.contiguous(format), a = scale.to(dtype).contiguous(), c = shift.to(dtype).contiguous();
   Tensor y;
   {
     NoGradGuard no_grad;
-    y = affine_pass(*fused, x, a, c);
+    y = affine_pass(*fused, x, a, c, format);
   }
   if (!call.needs_grad()) return y;
   // d/dx = a per channel (x is not read: an infinite x must not turn its gradient into NaN);
@@ -113,12 +124,12 @@ Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& sh
   const DType scale_dtype = scale.dtype(), shift_dtype = shift.dtype();
   autograd::FunctionNode& node = autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     NoGradGuard no_grad;
-    const Tensor g = grad.to(dtype).contiguous();
-    FusedPass sums(BatchNormArgs::Pass::BackwardReduce, x);
-    sums.args.grad = dense_operand(g);
+    const Tensor g = grad.to(dtype).contiguous(format);
+    FusedPass sums(BatchNormArgs::Pass::BackwardReduce, x, format);
+    sums.args.grad = dense_operand(g, format);
     wait_for_host(g);
     fused->batch_norm(sums.args);
-    return {affine_pass(*fused, g, a, Tensor()), sums.second.to(scale_dtype), sums.first.to(shift_dtype)};
+    return {affine_pass(*fused, g, a, Tensor(), format), sums.second.to(scale_dtype), sums.first.to(shift_dtype)};
   }, {&input, &scale, &shift}, {{x, input}});
   node.recompute_with({input, scale, shift}, [rank, dtype](const std::vector<Tensor>& in) {
     return addcmul(per_channel(in[2], rank, dtype), in[0], per_channel(in[1], rank, dtype));
@@ -133,13 +144,14 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
   const DType compute = statistics_dtype(input.dtype());
   const KernelTable* fused = call.fused(&KernelTable::batch_norm, compute);
   Tensor x, mean, invstd, scale, y;
+  const MemoryFormat format = fused ? fused_format(*fused, input) : MemoryFormat::Contiguous;
   {
     NoGradGuard no_grad;
     x = input.to(compute);
     Tensor var;
     if (fused) {
-      x = x.contiguous();
-      FusedPass stats(BatchNormArgs::Pass::Statistics, x);
+      x = x.contiguous(format);
+      FusedPass stats(BatchNormArgs::Pass::Statistics, x, format);
       fused->batch_norm(stats.args);
       mean = per_channel(stats.first, rank, compute);
       var = per_channel(stats.second, rank, compute);
@@ -170,9 +182,9 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
   autograd::FunctionNode& node = autograd::record(y, "NativeBatchNormBackward0", [=](const Tensor& grad) -> std::vector<Tensor> {
     Tensor g = grad.to(compute), sum_g, sum_gx;
     if (fused) {
-      g = g.contiguous();
-      FusedPass sums(BatchNormArgs::Pass::BackwardReduce, x);
-      sums.args.grad = dense_operand(g);
+      g = g.contiguous(format);
+      FusedPass sums(BatchNormArgs::Pass::BackwardReduce, x, format);
+      sums.args.grad = dense_operand(g, format);
       wait_for_host(g);
       fused->batch_norm(sums.args);
       sum_g = per_channel(sums.first, rank, compute), sum_gx = per_channel(sums.second, rank, compute);
@@ -185,11 +197,11 @@ Tensor batch_norm_training(const Tensor& input, const Tensor& weight, const Tens
     const Tensor c = sub(div(neg(mul(a, sum_g)), m_count), mul(mean, b));
     Tensor gx;
     if (fused) {
-      gx = empty_on(x.shape(), compute, x.device());
+      gx = empty_on(x.shape(), compute, x.device(), format);
       const Tensor ka = a.flatten().contiguous(), kb = b.flatten().contiguous(), kc = c.flatten().contiguous();
-      FusedPass apply(BatchNormArgs::Pass::BackwardInput, x);
-      apply.args.grad = dense_operand(g);
-      apply.args.out = dense_result(gx);
+      FusedPass apply(BatchNormArgs::Pass::BackwardInput, x, format);
+      apply.args.grad = dense_operand(g, format);
+      apply.args.out = dense_result(gx, format);
       apply.args.a = dense_operand(ka);
       apply.args.b = dense_operand(kb);
       apply.args.c = dense_operand(kc);

@@ -14,6 +14,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.im2col = &im2col_kernel;
     t.convolution = &dnnl_convolution;
     t.batch_norm = &batch_norm_kernel;
+    t.batch_norm_channels_last = true;
     t.attention = &attention_kernel;
     t.layer_norm = &layer_norm_kernel;
     t.rnn_cell = &rnn_cell_kernel;
