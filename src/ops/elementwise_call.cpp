@@ -49,6 +49,29 @@ struct Call {
   Tensor out = {};
 };
 
+// Note [Channels-last outputs]
+// An elementwise result of 4 or 5 dims is channels-last (MemoryFormat::ChannelsLast or
+// ChannelsLast3d) when one of its operands of the result's full shape is stored that way, so
+// that batch norm, ReLU and residual adds between two convolutions keep NHWC, forward and
+// backward, and the next convolution reads it without a reorder (Note [Channels-last
+// convolutions]). Broadcast and expanded operands (a stride 0) do not choose. PyTorch lets the
+// first operand that tells the dims apart decide, so a contiguous gradient (a mean's, spread
+// back over the pixels) added to a channels-last one stays contiguous there, and every layer
+// below pays a reorder; here channels-last wins wherever it appears. The values are the same
+// either way; only the strides differ (docs/design.md). Any other result is contiguous: Locus
+// does not follow PyTorch's general stride permutation (a transposed input gives a contiguous
+// result).
+MemoryFormat output_format(const Call& c, const Shape& shape) {
+  if (shape.size() != 4 && shape.size() != 5) return MemoryFormat::Contiguous;
+  for (int i = 0; i < c.ninputs; ++i) {
+    const Tensor& t = *c.inputs[i];
+    if (t.shape() != shape || t.is_contiguous()) continue;
+    const MemoryFormat format = t.suggest_memory_format();
+    if (format != MemoryFormat::Contiguous) return format;
+  }
+  return MemoryFormat::Contiguous;
+}
+
 // PyTorch's can_cast: no floating to integral, no non-bool to bool.
 bool can_cast(DType from, DType to) {
   if (is_floating_point(from) && !is_floating_point(to)) return false;
@@ -174,7 +197,7 @@ Tensor call(Call& c) {
     wait_for_host(*iter_inputs[i]);
   }
   const bool direct = c.out.defined() && c.out.dtype() == dt.result;
-  Tensor target = direct ? c.out : empty_on(*shape, dt.result, device);
+  Tensor target = direct ? c.out : empty_on(*shape, dt.result, device, output_format(c, *shape));
   if (direct) wait_for_host(target);
   // 7. the kernel
   const StridedIter it = c.ninputs == 1   ? make_iter(target, {iter_inputs[0]})

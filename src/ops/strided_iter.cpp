@@ -2,6 +2,7 @@
 #include "src/ops/strided_iter.h"
 
 #include <sstream>
+#include <utility>
 
 #include "locus/errors.h"
 
@@ -72,11 +73,32 @@ StridedIter make_iter(const Tensor& out, std::initializer_list<const Tensor*> in
     it.data[k] = static_cast<char*>(impl->data());
     it.dtypes[k] = impl->dtype();
   }
+  // Note [Walk order]
+  // The walk visits the dims in the output's memory order, outermost first, so that a result laid
+  // out channels-last (Note [Channels-last outputs]) with operands of the same layout merges into
+  // one dense run like a contiguous one instead of a strided walk of C-element steps. The dims
+  // are ordered by the first operand (the output first) whose two strides differ, broadcast
+  // (stride 0) ones telling nothing: TensorIterator's rule. Elementwise results do not depend on
+  // the order. A contiguous output keeps the logical order, so the common case pays nothing.
+  size_t order[64];
+  for (size_t d = 0; d < nd; ++d) order[d] = d;
+  if (!out.is_contiguous()) {
+    const auto goes_inside = [&](size_t a, size_t b) {  // dim a belongs inside dim b
+      for (k = 0; k < it.noperands; ++k) {
+        const int64_t sa = strides[k][a], sb = strides[k][b];
+        if (sa != 0 && sb != 0 && sa != sb) return sa < sb;
+      }
+      return false;
+    };
+    for (size_t i = 1; i < nd; ++i)
+      for (size_t j = i; j > 0 && goes_inside(order[j - 1], order[j]); --j) std::swap(order[j - 1], order[j]);
+  }
   // Drop size-1 dims and merge a dim into the next-inner one where every operand allows it.
   int64_t kept_shape[64];
   int64_t kept_strides[StridedIter::kMaxOperands][64];
   int nk = 0;
-  for (size_t d = 0; d < nd; ++d) {
+  for (size_t i = 0; i < nd; ++i) {
+    const size_t d = order[i];
     if (shape[d] == 1) continue;
     if (nk > 0) {
       bool merge = true;
