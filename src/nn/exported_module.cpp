@@ -62,6 +62,20 @@ bool is_core_eval_export(const Program& p) {
   return std::find(p.verifiers.begin(), p.verifiers.end(), "ATEN") != p.verifiers.end() && !exported_in_training(p);
 }
 
+// Note [Channels-last programs]
+// A program with 2-d convolutions runs its 4-d floating inputs channels-last on the CPU: the
+// convolutions, batch norms, ReLUs and residual adds then keep NHWC from the first layer to the
+// last (Note [Channels-last outputs]), and oneDNN's convolutions run on it without reordering
+// their activations. torch.compile's Inductor makes the same choice for convolutional graphs.
+// The imported ResNet-18 forward takes 9% less time for it, its training step 5%
+// (docs/performance.md). A 4-d output comes back contiguous, as the program's Python module
+// returns it for a contiguous input; the values are those of the NCHW run to rounding.
+bool has_convolutions(const Program& p) {
+  return std::any_of(p.nodes.begin(), p.nodes.end(), [](const exported::Node& n) {
+    return n.target == "torch.ops.aten.conv2d.default" || n.target == "torch.ops.aten.convolution.default";
+  });
+}
+
 std::string dims_text(const Shape& s) {
   std::string out = "[";
   for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
@@ -73,6 +87,7 @@ std::string dims_text(const Shape& s) {
 ExportedModuleImpl::ExportedModuleImpl(std::shared_ptr<const exported::Pt2Contents> contents, std::optional<Device> device)
     : contents_(std::move(contents)) {
   const Program& p = contents_->program;
+  convolutional_ = has_convolutions(p);
   std::map<std::string, Tensor> weights(contents_->weights.begin(), contents_->weights.end());
   std::map<std::string, Tensor> constants(contents_->constants.begin(), contents_->constants.end());
   for (const InputSpec& s : p.input_specs) {
@@ -226,7 +241,8 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
         }
       }
     }
-    values[name] = x;
+    const bool channels_last = convolutional_ && x.device().is_cpu() && x.dim() == 4 && x.is_floating_point();
+    values[name] = channels_last ? x.contiguous(MemoryFormat::ChannelsLast) : x;
   }
   for (const DerivedSize& s : derived)
     if (const auto want = exported::evaluate_size(*s.expression, symbols); want && want->value != s.got)
@@ -257,7 +273,8 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
       throw NotImplementedError("ExportedModule: the program writes into its input '" + s.target +
                                 "', which Locus does not do for its caller");
     } else if (t) {
-      outputs.push_back(*t);
+      const bool relaid = convolutional_ && t->dim() == 4 && !t->is_contiguous();
+      outputs.push_back(relaid && t->suggest_memory_format() == MemoryFormat::ChannelsLast ? t->contiguous() : *t);
     } else if (const int64_t* i = std::get_if<int64_t>(&results[k])) {
       outputs.push_back(full(Shape{}, *i, TensorOptions().dtype(kInt64)));
     } else {

@@ -60,6 +60,7 @@ class ExportedModuleImpl : public Module {
 
   std::shared_ptr<const exported::Pt2Contents> contents_;
   std::map<std::string, std::string> buffer_of_input_;  // graph input -> buffer name
+  bool convolutional_ = false;  // the graph has 2-d convolutions (Note [Channels-last programs])
 };
 
 /// The handle of ExportedModuleImpl.
