@@ -89,17 +89,22 @@ TEST(MemoryFormat, ErrorsNameTheRankAndTheFormat) {
 
 using ChannelsLastLayers = testing::OnEachDevice;
 
-// A convolution takes and gives channels-last; its values and every gradient are those of the
-// contiguous run (PyTorch's rule: the output follows the input's layout).
-TEST_P(ChannelsLastLayers, ConvolutionKeepsChannelsLast) {
+// A residual block (conv, batch norm in training, ReLU, conv, eval-mode batch norm, the residual
+// add, ReLU) takes and gives channels-last, and its values and every gradient are those of the
+// contiguous run (PyTorch's rule: a convolution's output follows its input's layout).
+TEST_P(ChannelsLastLayers, ResidualBlockKeepsChannelsLast) {
   manual_seed(1);
   for (const int64_t side : {5, 9}) {  // under and over the 8x8 outputs that run NHWC in oneDNN
     const Tensor x = randn({2, 16, side, side}).to(dev());
     const Tensor w = randn({32, 16, 3, 3}).to(dev()).mul(0.1), b = randn({32}).to(dev());
     const auto run = [&](const Tensor& input, std::vector<Tensor>* grads) {
-      std::vector<Tensor> leaves{input.detach().requires_grad_(), w.detach().requires_grad_(), b.detach().requires_grad_()};
+      std::vector<Tensor> leaves{input.detach().requires_grad_(), w.detach().requires_grad_(),
+                                 b.detach().requires_grad_()};
       Tensor out = F::conv2d(leaves[0], leaves[1], F::Conv2dFuncOptions().padding(1).bias(leaves[2]));
+      out = F::batch_norm(out, Tensor(), Tensor(), F::BatchNormFuncOptions().training(true).weight(leaves[2]));
       out = F::conv2d(F::relu(out), leaves[1].transpose(0, 1), F::Conv2dFuncOptions().padding(1));
+      const Tensor stats = full({16}, 0.5).to(dev());
+      out = F::relu(F::batch_norm(out, stats, stats, F::BatchNormFuncOptions().bias(leaves[2].narrow(0, 0, 16))) + input);
       (out * out).sum().backward();
       for (const Tensor& l : leaves) grads->push_back(l.grad());
       return out;
@@ -110,7 +115,8 @@ TEST_P(ChannelsLastLayers, ConvolutionKeepsChannelsLast) {
     if (dev().is_cpu() || dev().is_sim()) EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast)) << side;
     EXPECT_TRUE(plain.is_contiguous()) << side;
     testing::expect_close(cl, testing::values(plain), 1e-4, 1e-4);
-    for (size_t k = 0; k < plain_grads.size(); ++k) testing::expect_close(cl_grads[k], testing::values(plain_grads[k]), 1e-4, 1e-3);
+    for (size_t k = 0; k < plain_grads.size(); ++k)
+      testing::expect_close(cl_grads[k], testing::values(plain_grads[k]), 1e-4, 1e-3);
   }
 }
 

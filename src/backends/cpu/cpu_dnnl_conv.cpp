@@ -155,13 +155,13 @@ memory::desc bias_desc(const Shapes& s, bool present = true) {
 dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
   constexpr auto prop = dnnl::prop_kind::forward_training;
   constexpr auto alg = dnnl::algorithm::convolution_direct;
-  const memory::desc bias_md = bias_desc(s, bias);
+  const memory::desc bias_md = bias_desc(s, bias), src = s.activation(s.src), dst = s.activation(s.dst);
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::convolution_forward::primitive_desc(e, prop, alg, s.activation(s.src), any(s.weights), bias_md, s.activation(s.dst),
+  return dnnl::convolution_forward::primitive_desc(e, prop, alg, src, any(s.weights), bias_md, dst,
                                                    s.strides, s.dilates, s.pad_l, s.pad_r);
 #else
   return dnnl::convolution_forward::primitive_desc(
-      dnnl::convolution_forward::desc(prop, alg, s.activation(s.src), any(s.weights), bias_md, s.activation(s.dst), s.strides, s.dilates,
+      dnnl::convolution_forward::desc(prop, alg, src, any(s.weights), bias_md, dst, s.strides, s.dilates,
                                       s.pad_l, s.pad_r),
       e);
 #endif
@@ -170,12 +170,13 @@ dnnl::convolution_forward::primitive_desc forward_pd(const dnnl::engine& e, cons
 dnnl::convolution_backward_data::primitive_desc backward_data_pd(const dnnl::engine& e, const Shapes& s) {
   constexpr auto alg = dnnl::algorithm::convolution_direct;
   const auto hint = forward_pd(e, s, false);
+  const memory::desc src = s.activation(s.src), dst = s.activation(s.dst);
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::convolution_backward_data::primitive_desc(e, alg, s.activation(s.src), any(s.weights), s.activation(s.dst), s.strides,
+  return dnnl::convolution_backward_data::primitive_desc(e, alg, src, any(s.weights), dst, s.strides,
                                                          s.dilates, s.pad_l, s.pad_r, hint);
 #else
   return dnnl::convolution_backward_data::primitive_desc(
-      dnnl::convolution_backward_data::desc(alg, s.activation(s.src), any(s.weights), s.activation(s.dst), s.strides, s.dilates, s.pad_l,
+      dnnl::convolution_backward_data::desc(alg, src, any(s.weights), dst, s.strides, s.dilates, s.pad_l,
                                             s.pad_r),
       e, hint);
 #endif
@@ -184,13 +185,13 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(const dnnl::eng
 dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const dnnl::engine& e, const Shapes& s, bool bias) {
   constexpr auto alg = dnnl::algorithm::convolution_direct;
   const auto hint = forward_pd(e, s, bias);
-  const memory::desc bias_md = bias_desc(s, bias);
+  const memory::desc bias_md = bias_desc(s, bias), src = s.activation(s.src), dst = s.activation(s.dst);
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::convolution_backward_weights::primitive_desc(e, alg, s.activation(s.src), any(s.weights), bias_md, s.activation(s.dst),
+  return dnnl::convolution_backward_weights::primitive_desc(e, alg, src, any(s.weights), bias_md, dst,
                                                             s.strides, s.dilates, s.pad_l, s.pad_r, hint);
 #else
   return dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(alg, s.activation(s.src), any(s.weights), bias_md, s.activation(s.dst), s.strides,
+      dnnl::convolution_backward_weights::desc(alg, src, any(s.weights), bias_md, dst, s.strides,
                                                s.dilates, s.pad_l, s.pad_r),
       e, hint);
 #endif
