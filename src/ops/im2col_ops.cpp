@@ -25,6 +25,14 @@ Im2colArgs args_for(OpId op, int device, DType dtype, const WindowGeometry& g) {
   return a;
 }
 
+// The layout max pooling runs in: channels-last when `image` is stored so and the backend has
+// those passes (Note [Channels-last max pooling]), else planes of contiguous images.
+MemoryFormat pool_format(const KernelTable& k, const Tensor& image) {
+  if (!k.max_pool_channels_last || image.dim() != 4) return MemoryFormat::Contiguous;
+  return image.suggest_memory_format() == MemoryFormat::ChannelsLast ? MemoryFormat::ChannelsLast
+                                                                     : MemoryFormat::Contiguous;
+}
+
 void check_floating(OpId op, const Tensor& t) {
   if (!is_floating_point(t.dtype()))
     throw DTypeError(op_prefix(op) + "expected a floating point input, got " + std::string(dtype_name(t.dtype())));
@@ -84,13 +92,15 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, int64_t he
   if (!k)
     return call.fall_back([&](const Tensor& gh, const Tensor& ih) { return max_pool2d_backward(gh, ih, height, width, g); },
                           grad, indices);
-  const Tensor in = grad.contiguous(), idx = indices.contiguous();
-  Tensor out = call.output({in.size(0), in.size(1), height, width}, in.dtype());
+  const MemoryFormat format = pool_format(*k, indices);
+  const Tensor in = grad.contiguous(format), idx = indices.contiguous(format);
+  Tensor out = empty_on({in.size(0), in.size(1), height, width}, in.dtype(), call.device(), format);
   Im2colArgs a = args_for(OpId::MaxPool2dBackward, call.device_index(), in.dtype(), g);
-  a.in = ops::dense_operand(in);
-  a.out = ops::dense_result(out);
-  a.indices = const_cast<int64_t*>(ops::dense_operand<int64_t>(idx));
+  a.in = ops::dense_operand(in, format);
+  a.out = ops::dense_result(out, format);
+  a.indices = const_cast<int64_t*>(ops::dense_operand<int64_t>(idx, format));
   a.planes = in.size(0) * in.size(1), a.height = height, a.width = width;
+  if (format == MemoryFormat::ChannelsLast) a.channels_last = in.size(1);
   call.wait_for_inputs();
   wait_for_host(in), wait_for_host(idx);
   if (out.numel()) k->im2col(a);
@@ -110,16 +120,18 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& image, const WindowGeometry&
     }, image);
     return {r.values, r.indices};
   }
-  const Tensor in = image.contiguous();
+  const MemoryFormat format = pool_format(*k, image);
+  const Tensor in = image.contiguous(format);
   const int64_t n = in.size(0), c = in.size(1), h = in.size(2), w = in.size(3);
-  Tensor values = empty_on({n, c, g.out_h, g.out_w}, in.dtype(), call.device());
+  Tensor values = empty_on({n, c, g.out_h, g.out_w}, in.dtype(), call.device(), format);
   const bool with_indices = return_indices || call.needs_grad();
-  Tensor indices = with_indices ? empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device()) : Tensor();
+  Tensor indices = with_indices ? empty_on({n, c, g.out_h, g.out_w}, DType::Int64, call.device(), format) : Tensor();
   Im2colArgs a = args_for(OpId::MaxPool2d, call.device_index(), in.dtype(), g);
-  a.in = ops::dense_operand(in);
-  a.out = ops::dense_result(values);
-  if (with_indices) a.indices = ops::dense_result<int64_t>(indices);
+  a.in = ops::dense_operand(in, format);
+  a.out = ops::dense_result(values, format);
+  if (with_indices) a.indices = ops::dense_result<int64_t>(indices, format);
   a.planes = n * c, a.height = h, a.width = w;
+  if (format == MemoryFormat::ChannelsLast) a.channels_last = c;
   call.wait_for_inputs();
   wait_for_host(in);
   if (values.numel()) k->im2col(a);

@@ -212,6 +212,10 @@ struct Im2colArgs {
   int64_t out_h = 0, out_w = 0;  ///< windows per column and per row
   double fill = 0;               ///< Im2col: the value read outside the image
   int64_t* indices = nullptr;    ///< MaxPool2d: written unless null; MaxPool2dBackward: read
+  /// MaxPool2d and MaxPool2dBackward: 0 for planes of contiguous [height, width] images; else
+  /// the images, windows and indices are channels-last [N, height, width, channels] with
+  /// planes = N x channels (only where KernelTable::max_pool_channels_last says so).
+  int64_t channels_last = 0;
 };
 
 /// A 2-d convolution over contiguous NCHW operands (weight [C_out, C_in / groups, kH, kW]), one
@@ -480,6 +484,7 @@ struct KernelTable {
   void (*random)(const RandomArgs&) = nullptr;      ///< rand, randn, randint, arange
   void (*unscale)(const UnscaleArgs&) = nullptr;    ///< GradScaler's unscale and inf/NaN check
   void (*im2col)(const Im2colArgs&) = nullptr;      ///< unfold, fold, max pooling
+  bool max_pool_channels_last = false;  ///< im2col's max pooling takes Im2colArgs::channels_last data
   /// The fused kernels (Note [Fused kernels] in src/ops/fused.h): where one is null, the front
   /// end composes the op from the entries above instead (never a CPU fallback).
   void (*linear)(const MatmulArgs&) = nullptr;           ///< matmul with bias and activation

@@ -120,6 +120,40 @@ TEST_P(ChannelsLastLayers, ResidualBlockKeepsChannelsLast) {
   }
 }
 
+// Max pooling keeps channels-last (values and indices, as PyTorch's CPU kernel), and its
+// maxima, their positions and the gradient are those of the contiguous run, bit for bit: both
+// visit a window in the same order. Overlapping padded windows (3x3, stride 1), the CNNs' 2x2,
+// a dilated one, a NaN and ties.
+TEST_P(ChannelsLastLayers, MaxPoolKeepsChannelsLast) {
+  manual_seed(2);
+  Tensor x = randn({2, 5, 7, 6}).round();  // ties
+  x.index_put_({0, 1, 2, 3}, NAN);
+  x = x.to(dev());
+  const std::vector<F::MaxPool2dFuncOptions> windows{F::MaxPool2dFuncOptions(3).stride(1).padding(1),
+                                                     F::MaxPool2dFuncOptions(2),
+                                                     F::MaxPool2dFuncOptions({2, 3}).stride({1, 2}).dilation(2)};
+  for (const F::MaxPool2dFuncOptions& o : windows) {
+    const auto run = [&](const Tensor& input, Tensor* grad) {
+      const Tensor leaf = input.detach().requires_grad_();
+      auto [values, indices] = F::max_pool2d_with_indices(leaf, o);
+      (values * arange(values.numel(), TensorOptions().dtype(kFloat32).device(dev())).view(values.shape())).sum().backward();
+      *grad = leaf.grad();
+      return std::pair{values, indices};
+    };
+    Tensor plain_grad, cl_grad;
+    const auto [plain, plain_at] = run(x, &plain_grad);
+    const auto [cl, cl_at] = run(x.contiguous(MemoryFormat::ChannelsLast), &cl_grad);
+    if (dev().is_cpu() || dev().is_sim()) {
+      EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(cl_at.is_contiguous(MemoryFormat::ChannelsLast));
+    }
+    EXPECT_TRUE(equal(cl.isnan(), plain.isnan()));
+    EXPECT_TRUE(equal(cl.nan_to_num(), plain.nan_to_num()));
+    EXPECT_TRUE(equal(cl_at, plain_at));
+    EXPECT_TRUE(equal(cl_grad, plain_grad));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ChannelsLastLayers, ::testing::ValuesIn(testing::value_devices()),
                          testing::device_test_name);
 

@@ -281,9 +281,108 @@ void max_pool_backward_typed(const ops::Im2colArgs& a) {
   }, 1);
 }
 
+// Note [Channels-last max pooling]
+// With channels-last images ([N, H, W, C]: the channels of a pixel side by side) a window's
+// elements for every channel are C-element rows, so the passes run per window with the channels
+// as the vectorised inner loop: take_max over the window's pixels in the same (i, j) order as
+// the planes' pass, so the maxima and their positions (ih * W + iw, per channel) are the same.
+// The backward gathers in the same order as the planes' pass: the same sums.
+template <class T>
+void max_pool_channels_last(const ops::Im2colArgs& a) {
+  using C = compute_t<T>;
+  const T* image = reinterpret_cast<const T*>(a.in);
+  T* out = reinterpret_cast<T*>(a.out);
+  int64_t* indices = a.indices;
+  const int64_t channels = a.channels_last, batch = a.planes / channels;
+  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
+  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
+  const int64_t dh = a.dilation_h, dw = a.dilation_w;
+  const bool parallel = a.planes * out_h * out_w * kh * kw * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  parallel_for(batch * out_h, parallel, [&](int64_t b, int64_t e) {
+    std::vector<C> max(static_cast<size_t>(channels));
+    std::vector<int64_t> best(static_cast<size_t>(channels));
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / out_h, oh = r % out_h;
+      const T* picture = image + n * height * width * channels;
+      const int64_t h0 = oh * sh - ph;
+      int64_t i_lo, i_hi;
+      kernel_range(h0, dh, kh, height, i_lo, i_hi);
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const int64_t w0 = ow * sw - pw;
+        int64_t j_lo, j_hi;
+        kernel_range(w0, dw, kw, width, j_lo, j_hi);
+        C* __restrict m = max.data();
+        int64_t* __restrict at = best.data();
+        std::fill(max.begin(), max.end(), -std::numeric_limits<C>::infinity());
+        std::fill(best.begin(), best.end(), (h0 + i_lo * dh) * width + w0 + j_lo * dw);
+        for (int64_t i = i_lo; i < i_hi; ++i) {
+          for (int64_t j = j_lo; j < j_hi; ++j) {
+            const int64_t position = (h0 + i * dh) * width + w0 + j * dw;
+            const T* __restrict pixel = picture + position * channels;
+            for (int64_t c = 0; c < channels; ++c) take_max(C(pixel[c]), position, m[c], at[c]);
+          }
+        }
+        const int64_t window = (r * out_w + ow) * channels;
+        for (int64_t c = 0; c < channels; ++c) out[window + c] = static_cast<T>(m[c]);
+        if (indices)
+          for (int64_t c = 0; c < channels; ++c) indices[window + c] = at[c];
+      }
+    }
+  }, 1);
+}
+
+template <class T>
+void max_pool_backward_channels_last(const ops::Im2colArgs& a) {
+  using C = compute_t<T>;
+  const T* grad = reinterpret_cast<const T*>(a.in);
+  T* image = reinterpret_cast<T*>(a.out);
+  const int64_t* indices = a.indices;
+  const int64_t channels = a.channels_last, batch = a.planes / channels;
+  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
+  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
+  const int64_t dh = a.dilation_h, dw = a.dilation_w;
+  const bool parallel = a.planes * height * width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  // Each image pixel gathers, per channel, the gradients of the windows whose maximum it is.
+  parallel_for(batch * height, parallel, [&](int64_t b, int64_t e) {
+    std::vector<C> acc(static_cast<size_t>(channels));
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / height, ih = r % height;
+      const T* g = grad + n * out_h * out_w * channels;
+      const int64_t* idx = indices + n * out_h * out_w * channels;
+      for (int64_t iw = 0; iw < width; ++iw) {
+        const int64_t here = ih * width + iw;
+        std::fill(acc.begin(), acc.end(), C(0));
+        C* __restrict sum = acc.data();
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t t = ih + ph - i * dh;
+          if (t < 0 || t % sh != 0 || t / sh >= out_h) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t u = iw + pw - j * dw;
+            if (u < 0 || u % sw != 0 || u / sw >= out_w) continue;
+            const int64_t window = (t / sh * out_w + u / sw) * channels;
+            const T* __restrict gw = g + window;
+            const int64_t* __restrict iw_at = idx + window;
+            for (int64_t c = 0; c < channels; ++c) sum[c] += iw_at[c] == here ? C(gw[c]) : C(0);
+          }
+        }
+        T* pixel = image + (r * width + iw) * channels;
+        for (int64_t c = 0; c < channels; ++c) pixel[c] = static_cast<T>(sum[c]);
+      }
+    }
+  }, 1);
+}
+
 }  // namespace
 
 void im2col_kernel(const ops::Im2colArgs& args) {
+  if (args.channels_last && args.op == ops::OpId::MaxPool2d) {
+    LOCUS_DISPATCH_FLOATING(args.dtype, max_pool_channels_last<scalar_t>(args));
+    return;
+  }
+  if (args.channels_last && args.op == ops::OpId::MaxPool2dBackward) {
+    LOCUS_DISPATCH_FLOATING(args.dtype, max_pool_backward_channels_last<scalar_t>(args));
+    return;
+  }
   switch (args.op) {
     case ops::OpId::Im2col: LOCUS_DISPATCH_FLOATING(args.dtype, im2col_typed<scalar_t>(args)); break;
     case ops::OpId::Col2im: LOCUS_DISPATCH_FLOATING(args.dtype, col2im_typed<scalar_t>(args)); break;

@@ -12,6 +12,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.reduce = &reduce_kernel;
     t.softmax = &softmax_kernel;
     t.im2col = &im2col_kernel;
+    t.max_pool_channels_last = true;
     t.convolution = &dnnl_convolution;
     t.batch_norm = &batch_norm_kernel;
     t.batch_norm_channels_last = true;
