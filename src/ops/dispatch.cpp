@@ -158,8 +158,8 @@ Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned) {
   return allocate(shape, strides_for(shape, MemoryFormat::Contiguous), dtype, device, pinned);
 }
 
-Tensor empty_on(const Shape& shape, DType dtype, Device device, MemoryFormat format) {
-  return allocate(shape, strides_for(shape, format), dtype, device, false);
+Tensor empty_on(const Shape& shape, DType dtype, Device device, MemoryFormat format, bool pinned) {
+  return allocate(shape, strides_for(shape, format), dtype, device, pinned);
 }
 
 Tensor back_to(Device device, Tensor result) { return result.defined() ? result.to(device) : result; }

@@ -61,7 +61,7 @@ auto run_on_cpu(Device device, Run&& run, const Operands&... operands) {
 /// there; `pinned` takes page-locked host memory (device must be cpu, else ValueError).
 Tensor empty_on(const Shape& shape, DType dtype, Device device, bool pinned = false);
 /// The same laid out in `format` (Contiguous or the channels-last one of shape's rank).
-Tensor empty_on(const Shape& shape, DType dtype, Device device, MemoryFormat format);
+Tensor empty_on(const Shape& shape, DType dtype, Device device, MemoryFormat format, bool pinned = false);
 
 /// Waits for pending asynchronous device work on `t` before the host touches it.
 inline void wait_for_host(const Tensor& t) { t.impl()->storage()->wait_for_pending_work(); }

@@ -10,6 +10,7 @@
 #include "locus/errors.h"
 #include "locus/autograd.h"
 #include "src/autograd/node.h"
+#include "src/core/memory_format.h"
 #include "src/core/public_op.h"
 #include "src/core/shape_check.h"
 #include "src/ops/dispatch.h"
@@ -50,7 +51,9 @@ Tensor make(const Shape& shape, const TensorOptions& o, DType fallback, std::str
   detail::checked_numel(shape, itemsize(dtype), op);
   if (o.requires_grad() && !is_floating_point(dtype))
     throw DTypeError("only tensors of floating dtype can require gradients, got " + std::string(dtype_name(dtype)));
-  Tensor t = ops::empty_on(shape, dtype, device, o.pinned_memory());
+  const MemoryFormat format = o.memory_format_opt().value_or(MemoryFormat::Contiguous);
+  check_memory_format(shape.size(), format, std::string(op).c_str());
+  Tensor t = ops::empty_on(shape, dtype, device, format, o.pinned_memory());
   if (o.requires_grad()) t.impl()->set_requires_grad(true);
   return t;
 }
@@ -92,12 +95,16 @@ Tensor generate(OpId op, const Shape& shape, const TensorOptions& o, DType fallb
 
 TensorOptions like_options(const Tensor& like, const std::optional<TensorOptions>& o) {
   TensorOptions r = TensorOptions().dtype(like.dtype()).device(like.device());
+  std::optional<MemoryFormat> format;
   if (o) {
     if (o->dtype_opt()) r = r.dtype(*o->dtype_opt());
     if (!(o->device() == Device(DeviceType::CPU))) r = r.device(o->device());
     r = r.requires_grad(o->requires_grad());
+    format = o->memory_format_opt();
   }
-  return r;
+  // PyTorch's *_like default: the layout of `like` (a channels-last tensor gives channels-last).
+  if (!format || *format == MemoryFormat::Preserve) format = like.suggest_memory_format();
+  return r.memory_format(format);
 }
 
 template <class T>

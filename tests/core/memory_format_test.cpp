@@ -87,6 +87,29 @@ TEST(MemoryFormat, ErrorsNameTheRankAndTheFormat) {
                                     "[locus::contiguous] MemoryFormat::Preserve is not a layout contiguous() can make");
 }
 
+TEST(MemoryFormat, FactoriesTakeItFromTheOptions) {
+  const Tensor e = empty({2, 3, 4, 5}, TensorOptions().memory_format(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(e.strides(), Shape({60, 1, 15, 3}));
+  const Tensor z = zeros({2, 3, 4, 5}, memory_format(MemoryFormat::ChannelsLast).dtype(kFloat64));
+  EXPECT_TRUE(z.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(z.dtype(), kFloat64);
+  EXPECT_TRUE(equal(z, zeros({2, 3, 4, 5}, kFloat64)));
+  const Tensor r = rand({2, 3, 4, 5}, TensorOptions().memory_format(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(r.is_contiguous(MemoryFormat::ChannelsLast));
+  // The *_like factories keep the layout of the tensor they copy unless told otherwise (PyTorch's
+  // preserve_format default).
+  EXPECT_TRUE(empty_like(e).is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(ones_like(e).is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(zeros_like(e, TensorOptions().memory_format(MemoryFormat::Contiguous)).is_contiguous());
+  EXPECT_TRUE(empty_like(randn({5, 4}).t()).is_contiguous());
+  testing::expect_error<ValueError>(
+      [] { (void)empty({2, 3}, TensorOptions().memory_format(MemoryFormat::ChannelsLast)); },
+      "[locus::empty] required rank 4 tensor to use channels_last format, got rank 2");
+  testing::expect_error<ValueError>(
+      [] { (void)zeros({2, 3, 4, 5}, TensorOptions().memory_format(MemoryFormat::Preserve)); },
+      "[locus::zeros] MemoryFormat::Preserve is not a layout zeros() can make");
+}
+
 using ChannelsLastLayers = testing::OnEachDevice;
 
 // A residual block (conv, batch norm in training, ReLU, conv, eval-mode batch norm, the residual
