@@ -98,11 +98,13 @@ class Tensor {
   int64_t storage_offset() const { return impl()->offset(); }
   bool is_contiguous() const { return impl()->is_contiguous(); }
   /// True when the elements are dense in `format`'s order (is_contiguous(ChannelsLast): a 4-d
-  /// tensor stored NHWC); dimensions of size 1 may have any stride. Preserve is a ValueError.
+  /// tensor stored NHWC); dimensions of size 1 may have any stride. As PyTorch: false for a
+  /// channels-last format of another rank, and Preserve asks plain contiguity.
   bool is_contiguous(MemoryFormat format) const;
-  /// ChannelsLast (or ChannelsLast3d) for a tensor stored in that order and not also plain
-  /// contiguous (one channel, or one pixel, fits both: Contiguous), else Contiguous; PyTorch's
-  /// suggest_memory_format for dense tensors.
+  /// ChannelsLast (or ChannelsLast3d) when the strides grow channels first, then the spatial
+  /// dims from the last, then the batch (PyTorch's test, on strides alone: a contiguous
+  /// [N, 1, H, W] suggests Contiguous, the same shape with strides [HW, 1, W, 1] ChannelsLast),
+  /// else Contiguous.
   MemoryFormat suggest_memory_format() const;
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }

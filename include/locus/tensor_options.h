@@ -38,6 +38,7 @@ class TensorOptions {
   Device device() const { return device_; }
   bool requires_grad() const { return requires_grad_; }
   bool pinned_memory() const { return pinned_; }
+  /// The layout asked for, if any.
   std::optional<MemoryFormat> memory_format_opt() const { return memory_format_; }
 
  private:

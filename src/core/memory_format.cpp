@@ -80,6 +80,9 @@ Shape strides_for(const Shape& sizes, MemoryFormat format) {
 }
 
 bool is_dense_in(const Shape& sizes, const Shape& strides, MemoryFormat format) {
+  if (sizes.size() != strides.size())
+    throw ValueError("[locus::is_dense_in] " + std::to_string(sizes.size()) + " sizes but " +
+                     std::to_string(strides.size()) + " strides");
   const Shape dense = strides_for(sizes, format);
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return true;  // no element: every layout holds it
@@ -91,8 +94,10 @@ bool is_dense_in(const Shape& sizes, const Shape& strides, MemoryFormat format) 
 }
 
 bool Tensor::is_contiguous(MemoryFormat format) const {
-  check_memory_format(shape().size(), format, "is_contiguous");
-  if (format == MemoryFormat::Contiguous) return is_contiguous();
+  // PyTorch's answers: Preserve asks plain contiguity, a channels-last format of another rank is
+  // false.
+  if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve) return is_contiguous();
+  if (shape().size() != (format == MemoryFormat::ChannelsLast ? 4u : 5u)) return false;
   return is_dense_in(shape(), strides(), format);
 }
 

@@ -121,7 +121,10 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const WindowGeome
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const WindowGeometry& g, int64_t groups) {
   const StructuredCall call(OpId::Convolution, {{input, "input"}, {weight, "weight"}, {bias, "bias"}});
   const KernelTable* k = call.fused(&KernelTable::convolution, input.dtype());
-  const MemoryFormat format = activation_format(input, weight);
+  // A backend without NHWC convolutions (cuDNN's graphs here: never run on a GPU in that layout)
+  // gets contiguous activations, as before, and gives a contiguous result.
+  const MemoryFormat format =
+      k && k->convolution_channels_last ? activation_format(input, weight) : MemoryFormat::Contiguous;
   if (k && input.numel() > 0) {
     const Tensor x = input.contiguous(format), w = weight.contiguous();
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();

@@ -36,14 +36,18 @@ void require_distinct_elements(const Tensor& t, const std::string& prefix) {
 void require_no_partial_overlap(const Tensor& out, const Tensor& input, const std::string& prefix) {
   if (!out.defined() || !input.defined() || out.numel() == 0 || input.numel() == 0) return;
   if (out.impl()->storage().get() != input.impl()->storage().get()) return;
-  if (!out.is_contiguous() || !input.is_contiguous()) return;  // PyTorch's "too hard" case: allowed
+  // Dense memory in some order (contiguous or channels-last) spans one range; any other layout is
+  // PyTorch's "too hard" case: allowed.
+  const auto dense = [](const Tensor& t) { return t.is_contiguous() || t.is_contiguous(t.suggest_memory_format()); };
+  if (!dense(out) || !dense(input)) return;
   const auto range = [](const Tensor& t) {
     const int64_t start = t.storage_offset() * static_cast<int64_t>(t.itemsize());
     return std::pair<int64_t, int64_t>(start, start + t.numel() * static_cast<int64_t>(t.itemsize()));
   };
   const auto [out_start, out_end] = range(out);
   const auto [in_start, in_end] = range(input);
-  const bool same_view = out_start == in_start && out_end == in_end && out.dtype() == input.dtype();
+  const bool same_view = out_start == in_start && out_end == in_end && out.dtype() == input.dtype() &&
+                         out.strides() == input.strides();
   if (same_view || out_end <= in_start || in_end <= out_start) return;
   throw ValueError(prefix + "unsupported operation: some elements of the input tensor and the written-to tensor refer "
                             "to a single memory location. Please clone() the tensor before performing the operation.");

@@ -89,7 +89,8 @@ void require_distinct_elements(const Tensor& t, const std::string& prefix);
 /// Raises a ValueError (PyTorch's message after `prefix`) when `input` and `out`, which an op is
 /// about to read and write, share some memory but are not the same view: the result would depend
 /// on the order the kernel reads and writes in (x.narrow(0, 1, n - 1).copy_(x.narrow(0, 0, n - 1))).
-/// As PyTorch, only two contiguous ranges are compared; the same view read and written is fine.
+/// As PyTorch, only two dense ranges (contiguous or channels-last) are compared; the same view
+/// read and written is fine.
 void require_no_partial_overlap(const Tensor& out, const Tensor& input, const std::string& prefix);
 
 }  // namespace locus::ops

@@ -218,7 +218,8 @@ struct Im2colArgs {
   int64_t channels_last = 0;
 };
 
-/// A 2-d convolution over contiguous NCHW operands (weight [C_out, C_in / groups, kH, kW]), one
+/// A 2-d convolution over contiguous NCHW operands, or NHWC ones with `channels_last` (weight
+/// [C_out, C_in / groups, kH, kW] contiguous either way), one
 /// pass of it: Forward writes output = conv(input, weight) + bias (bias may be null);
 /// BackwardData writes grad_input from grad_output and weight; BackwardWeights writes
 /// grad_weight, and grad_bias when it is not null, from input and grad_output. A backend entry
@@ -243,12 +244,13 @@ struct ConvArgs {
   /// so a backend may keep what the two share (oneDNN's reordered grad_output) for it.
   bool weights_next = false;
   /// The activations (input, output, grad_output, grad_input) are dense channels-last, NHWC in
-  /// memory (MemoryFormat::ChannelsLast); the weights stay contiguous. A backend without an
-  /// NHWC kernel declines the call.
+  /// memory (MemoryFormat::ChannelsLast); the weights stay contiguous. Only where
+  /// KernelTable::convolution_channels_last says the backend takes them.
   bool channels_last = false;
 };
 
-/// The per-channel passes of batch norm over contiguous [N, C, S] data (S: a channel's elements
+/// The per-channel passes of batch norm over contiguous [N, C, S] data, or [N, S, C] with
+/// `channels_last` (S: a channel's elements
 /// in one sample) in float32 or float64 (Note [Batch norm in training]): Statistics writes each
 /// channel's mean and biased variance (`first`, `second`); BackwardReduce writes sum(g) and
 /// sum(g x) (`first`, `second`); BackwardInput writes out = g a + x b + c with per-channel a, b,
@@ -493,6 +495,7 @@ struct KernelTable {
   void (*cross_entropy)(const CrossEntropyArgs&) = nullptr;
   void (*cross_entropy_grad)(const CrossEntropyGradArgs&) = nullptr;
   bool (*convolution)(const ConvArgs&) = nullptr;  ///< one pass of a conv2d; false: not taken
+  bool convolution_channels_last = false;  ///< convolution takes ConvArgs::channels_last data
   void (*batch_norm)(const BatchNormArgs&) = nullptr;  ///< one per-channel pass of batch norm
   bool batch_norm_channels_last = false;  ///< batch_norm takes BatchNormArgs::channels_last data
   bool (*attention)(const AttentionArgs&) = nullptr;  ///< one pass of fused attention; false: not taken

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "locus/locus.h"
 #include "tests/expect_error.h"
 #include "tests/test_util.h"
@@ -80,9 +82,13 @@ TEST(MemoryFormat, ErrorsNameTheRankAndTheFormat) {
   const Tensor x = ones({2, 3, 4});
   testing::expect_error<ValueError>([&] { (void)x.contiguous(MemoryFormat::ChannelsLast); },
                                     "[locus::contiguous] required rank 4 tensor to use channels_last format, got rank 3");
-  testing::expect_error<ValueError>([&] { (void)x.is_contiguous(MemoryFormat::ChannelsLast3d); },
-                                    "[locus::is_contiguous] required rank 5 tensor to use channels_last_3d format, got "
-                                    "rank 3");
+  // PyTorch's is_contiguous answers instead of raising: false for another rank; Preserve asks
+  // plain contiguity.
+  EXPECT_FALSE(x.is_contiguous(MemoryFormat::ChannelsLast3d));
+  EXPECT_TRUE(x.is_contiguous(MemoryFormat::Preserve));
+  EXPECT_FALSE(x.transpose(0, 1).is_contiguous(MemoryFormat::Preserve));
+  testing::expect_error<ValueError>([] { (void)is_dense_in({2, 3}, {3}, MemoryFormat::Contiguous); },
+                                    "[locus::is_dense_in] 2 sizes but 1 strides");
   testing::expect_error<ValueError>([&] { (void)x.contiguous(MemoryFormat::Preserve); },
                                     "[locus::contiguous] MemoryFormat::Preserve is not a layout contiguous() can make");
 }
@@ -110,6 +116,41 @@ TEST(MemoryFormat, FactoriesTakeItFromTheOptions) {
       "[locus::zeros] MemoryFormat::Preserve is not a layout zeros() can make");
 }
 
+// A write whose source overlaps it in part is refused for channels-last views too (their memory
+// is one dense range), as PyTorch does; the walk order would otherwise decide the result.
+TEST(MemoryFormat, PartlyOverlappingChannelsLastCopyIsRefused) {
+  Tensor y = arange(4 * 3 * 2 * 2, TensorOptions().dtype(kFloat32)).reshape({4, 3, 2, 2}).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor before = y.clone();
+  testing::expect_error<ValueError>(
+      [&] { y.narrow(0, 1, 3).copy_(y.narrow(0, 0, 3)); },
+      "[locus::copy_] unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+      "single memory location. Please clone() the tensor before performing the operation.");
+  EXPECT_TRUE(equal(y, before));
+  y.add_(y);  // the same view read and written: fine
+  EXPECT_TRUE(equal(y, before * 2));
+}
+
+// The channels-last batch norm sums rows in chunks fixed by the shape: the statistics, the
+// output and every gradient are the same bits at one thread and at two.
+TEST(MemoryFormat, ChannelsLastBatchNormDoesNotDependOnTheThreadCount) {
+  manual_seed(3);
+  const Tensor x = randn({8, 24, 33, 31}).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor w = randn({24}), b = randn({24}), g = randn({8, 24, 33, 31});
+  const int threads = get_num_threads();
+  std::vector<std::vector<Tensor>> runs;
+  for (const int n : {1, 2}) {
+    set_num_threads(n);
+    std::vector<Tensor> leaves{x.detach().requires_grad_(), w.detach().requires_grad_(), b.detach().requires_grad_()};
+    const Tensor y = F::batch_norm(leaves[0], Tensor(), Tensor(),
+                                   F::BatchNormFuncOptions().training(true).weight(leaves[1]).bias(leaves[2]));
+    EXPECT_TRUE(y.is_contiguous(MemoryFormat::ChannelsLast));
+    y.backward(g);
+    runs.push_back({y.detach(), leaves[0].grad(), leaves[1].grad(), leaves[2].grad()});
+  }
+  set_num_threads(threads);
+  for (size_t k = 0; k < runs[0].size(); ++k) EXPECT_TRUE(equal(runs[0][k], runs[1][k])) << k;
+}
+
 using ChannelsLastLayers = testing::OnEachDevice;
 
 // A residual block (conv, batch norm in training, ReLU, conv, eval-mode batch norm, the residual
@@ -117,8 +158,9 @@ using ChannelsLastLayers = testing::OnEachDevice;
 // contiguous run (PyTorch's rule: a convolution's output follows its input's layout).
 TEST_P(ChannelsLastLayers, ResidualBlockKeepsChannelsLast) {
   manual_seed(1);
-  for (const int64_t side : {5, 9}) {  // under and over the 8x8 outputs that run NHWC in oneDNN
-    const Tensor x = randn({2, 16, side, side}).to(dev());
+  // Under and over the 64 output pixels from which oneDNN runs NHWC, square and 2 x 32.
+  for (const Shape& hw : std::vector<Shape>{{5, 5}, {9, 9}, {2, 32}}) {
+    const Tensor x = randn({2, 16, hw[0], hw[1]}).to(dev());
     const Tensor w = randn({32, 16, 3, 3}).to(dev()).mul(0.1), b = randn({32}).to(dev());
     const auto run = [&](const Tensor& input, std::vector<Tensor>* grads) {
       std::vector<Tensor> leaves{input.detach().requires_grad_(), w.detach().requires_grad_(),
@@ -135,8 +177,8 @@ TEST_P(ChannelsLastLayers, ResidualBlockKeepsChannelsLast) {
     std::vector<Tensor> plain_grads, cl_grads;
     const Tensor plain = run(x, &plain_grads);
     const Tensor cl = run(x.contiguous(MemoryFormat::ChannelsLast), &cl_grads);
-    if (dev().is_cpu() || dev().is_sim()) EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast)) << side;
-    EXPECT_TRUE(plain.is_contiguous()) << side;
+    if (dev().is_cpu() || dev().is_sim()) EXPECT_TRUE(cl.is_contiguous(MemoryFormat::ChannelsLast)) << hw;
+    EXPECT_TRUE(plain.is_contiguous()) << hw;
     testing::expect_close(cl, testing::values(plain), 1e-4, 1e-4);
     for (size_t k = 0; k < plain_grads.size(); ++k)
       testing::expect_close(cl_grads[k], testing::values(plain_grads[k]), 1e-4, 1e-3);

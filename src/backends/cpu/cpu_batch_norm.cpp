@@ -89,7 +89,8 @@ void batch_norm_channels_last(const ops::BatchNormArgs& a, bool parallel) {
     }, 1);
     return;
   }
-  const int64_t chunk = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(channels, 1));
+  // At least 64 rows a chunk: with thousands of channels the partials stay a fraction of x.
+  const int64_t chunk = std::max<int64_t>(64, kChunkElements / std::max<int64_t>(channels, 1));
   const int64_t chunks = (rows + chunk - 1) / chunk;
   // Per chunk, two [C] partials: sum x and sum (x - mean)^2, or sum g and sum g x.
   std::vector<double> partial(static_cast<size_t>(chunks * channels * 2), 0.0);

@@ -3,7 +3,7 @@
 // blocked nChw16c-style ones its JIT kernels run on) and reorders to and from the callers'
 // NCHW buffers around it. LibTorch's float32 convolution on the CPU is these same primitives.
 // Channels-last activations (ConvArgs::channels_last) run in NHWC itself, with no reorder of
-// them at all, where the output has 8x8 pixels or more (Note [Channels-last convolutions]).
+// them at all, where the output has 64 pixels or more (Note [Channels-last convolutions]).
 //
 // A primitive and its reorders cost milliseconds to create, so each thread keeps those of the
 // shapes it has seen (a network has a handful per layer), with the blocked scratch buffers.
@@ -100,8 +100,8 @@ constexpr auto f32 = memory::data_type::f32;
 // Measured on this machine's Zen 4, 2 threads, against the blocked path with its reorders:
 // forward 5-16% faster and both backward passes 5-14% on ResNet's and the benches' layers
 // (32->64 at 14x14, 64->64 at 56x56 and 32x32, 128 at 16x16, 256 at 8x8), but the forward 65%
-// slower at 512 channels of 4x4 and 23% at a stride-2 layer into 4x4: below 8x8 output pixels
-// the brgemm kernels have too few rows to fill their tiles. There the NHWC buffers are reordered
+// slower at 512 channels of 4x4 and 23% at a stride-2 layer into 4x4: below 64 output pixels
+// (8x8) the brgemm kernels have too few rows to fill their tiles. There the NHWC buffers are reordered
 // to the blocked layout like NCHW ones. Grouped convolutions keep the blocked layout too (the
 // NHWC kernels of 2.6 are for groups of one).
 

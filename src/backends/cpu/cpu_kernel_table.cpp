@@ -14,6 +14,7 @@ const ops::KernelTable& kernel_table() noexcept {
     t.im2col = &im2col_kernel;
     t.max_pool_channels_last = true;
     t.convolution = &dnnl_convolution;
+    t.convolution_channels_last = true;
     t.batch_norm = &batch_norm_kernel;
     t.batch_norm_channels_last = true;
     t.attention = &attention_kernel;

@@ -130,9 +130,6 @@ const Plan& plan_for(const ops::ConvArgs& a, cudnnHandle_t handle) {
 bool cudnn_convolution(const ops::ConvArgs& a) {
   if (!cudnn_runtime_matches()) return false;
   if (a.n == 0 || a.c_in == 0 || a.c_out == 0 || a.out_h == 0 || a.out_w == 0) return false;
-  // The graphs describe NCHW activations; channels-last ones take the general path (never run
-  // on a GPU yet: an NHWC graph is one stride change, but unmeasured).
-  if (a.channels_last) return false;
   // A misaligned view among the graph's operands declines, and the general path runs (the bias
   // goes to Locus's own kernel, which takes any element alignment).
   if (!cudnn_aligned({a.input, a.weight, a.grad_output, a.output, a.grad_input, a.grad_weight})) return false;
