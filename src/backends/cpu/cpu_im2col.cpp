@@ -101,6 +101,30 @@ void kernel_range(int64_t start, int64_t dilation, int64_t kernel, int64_t size,
   hi = std::max(hi, lo);
 }
 
+// A pooling pass's geometry, copied out of its arguments: locals, since the kernels' writes
+// through raw pointers could otherwise alias the argument struct's fields.
+struct PoolWindows {
+  int64_t height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, dh, dw;
+  explicit PoolWindows(const ops::Im2colArgs& a)
+      : height(a.height), width(a.width), out_h(a.out_h), out_w(a.out_w), kh(a.kernel_h), kw(a.kernel_w),
+        sh(a.stride_h), sw(a.stride_w), ph(a.pad_h), pw(a.pad_w), dh(a.dilation_h), dw(a.dilation_w) {}
+};
+
+// Calls f(window) for each window (oh * out_w + ow) whose kernel covers image element (ih, iw),
+// in the order (i, j) of the kernel offsets that reach it: the order both backward passes sum in.
+template <class F>
+void for_each_covering_window(const PoolWindows& g, int64_t ih, int64_t iw, F&& f) {
+  for (int64_t i = 0; i < g.kh; ++i) {
+    const int64_t t = ih + g.ph - i * g.dh;
+    if (t < 0 || t % g.sh != 0 || t / g.sh >= g.out_h) continue;
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const int64_t u = iw + g.pw - j * g.dw;
+      if (u < 0 || u % g.sw != 0 || u / g.sw >= g.out_w) continue;
+      f(t / g.sh * g.out_w + u / g.sw);
+    }
+  }
+}
+
 // PyTorch's rule for a window's maximum, without a branch (random data makes the comparison
 // unpredictable): a larger value or a NaN takes over, so the first maximum wins and the last
 // NaN does.
@@ -179,50 +203,49 @@ void max_pool_typed(const ops::Im2colArgs& a) {
   T* out = reinterpret_cast<T*>(a.out);
   int64_t* indices = a.indices;  // null: an inference pass that needs only the values
   // Locals: the writes through `indices` could alias the argument struct's fields otherwise.
-  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
-  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
-  const int64_t dh = a.dilation_h, dw = a.dilation_w;
-  const bool parallel = a.planes * out_h * out_w * kh * kw * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  const PoolWindows geo(a);
+  const int64_t reads = a.planes * geo.out_h * geo.out_w * geo.kh * geo.kw;
+  const bool parallel = reads * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
   // The CNNs' 2x2 windows at stride 2, all inside the image: four reads per window, no ranges.
-  const bool two_by_two = kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
-                          2 * out_h <= height && 2 * out_w <= width;
+  const bool two_by_two = geo.kh == 2 && geo.kw == 2 && geo.sh == 2 && geo.sw == 2 && geo.ph == 0 && geo.pw == 0 &&
+                          geo.dh == 1 && geo.dw == 1 && 2 * geo.out_h <= geo.height && 2 * geo.out_w <= geo.width;
   // One output row per task: the window rows are found once per row, columns once per window.
-  parallel_for(a.planes * out_h, parallel, [&](int64_t b, int64_t e) {
+  parallel_for(a.planes * geo.out_h, parallel, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const int64_t p = r / out_h, oh = r % out_h;
-      const T* plane = image + p * height * width;
-      T* out_row = out + r * out_w;
-      int64_t* index_row = indices ? indices + r * out_w : nullptr;
+      const int64_t p = r / geo.out_h, oh = r % geo.out_h;
+      const T* plane = image + p * geo.height * geo.width;
+      T* out_row = out + r * geo.out_w;
+      int64_t* index_row = indices ? indices + r * geo.out_w : nullptr;
       if (two_by_two) {
-        const int64_t top = 2 * oh * width;
+        const int64_t top = 2 * oh * geo.width;
         const T* row0 = plane + top;
-        const T* row1 = row0 + width;
+        const T* row1 = row0 + geo.width;
         if (index_row) {
-          max_pool_row_2x2<T, true>(row0, row1, out_row, index_row, out_w, width, top);
+          max_pool_row_2x2<T, true>(row0, row1, out_row, index_row, geo.out_w, geo.width, top);
           continue;
         }
 #if LOCUS_CPU_AVX2
         if constexpr (std::is_same_v<T, float>) {
-          max_pool_row_2x2_values(row0, row1, out_row, out_w);
+          max_pool_row_2x2_values(row0, row1, out_row, geo.out_w);
           continue;
         }
 #endif
-        max_pool_row_2x2<T, false>(row0, row1, out_row, nullptr, out_w, width, top);
+        max_pool_row_2x2<T, false>(row0, row1, out_row, nullptr, geo.out_w, geo.width, top);
         continue;
       }
-      const int64_t h0 = oh * sh - ph;
+      const int64_t h0 = oh * geo.sh - geo.ph;
       int64_t i_lo, i_hi;
-      kernel_range(h0, dh, kh, height, i_lo, i_hi);
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t w0 = ow * sw - pw;
+      kernel_range(h0, geo.dh, geo.kh, geo.height, i_lo, i_hi);
+      for (int64_t ow = 0; ow < geo.out_w; ++ow) {
+        const int64_t w0 = ow * geo.sw - geo.pw;
         int64_t j_lo, j_hi;
-        kernel_range(w0, dw, kw, width, j_lo, j_hi);
+        kernel_range(w0, geo.dw, geo.kw, geo.width, j_lo, j_hi);
         // PyTorch's start: the first in-image element, at -inf.
-        int64_t best = (h0 + i_lo * dh) * width + w0 + j_lo * dw;
+        int64_t best = (h0 + i_lo * geo.dh) * geo.width + w0 + j_lo * geo.dw;
         C max = -std::numeric_limits<C>::infinity();
         for (int64_t i = i_lo; i < i_hi; ++i) {
-          const int64_t row = (h0 + i * dh) * width + w0;
-          for (int64_t j = j_lo; j < j_hi; ++j) take_max(C(plane[row + j * dw]), row + j * dw, max, best);
+          const int64_t row = (h0 + i * geo.dh) * geo.width + w0;
+          for (int64_t j = j_lo; j < j_hi; ++j) take_max(C(plane[row + j * geo.dw]), row + j * geo.dw, max, best);
         }
         out_row[ow] = static_cast<T>(max);
         if (index_row) index_row[ow] = best;
@@ -237,17 +260,16 @@ void max_pool_backward_typed(const ops::Im2colArgs& a) {
   const T* grad = reinterpret_cast<const T*>(a.in);
   T* image = reinterpret_cast<T*>(a.out);
   const int64_t* indices = a.indices;
-  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w, windows = out_h * out_w;
-  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
-  const int64_t dh = a.dilation_h, dw = a.dilation_w;
-  const bool parallel = a.planes * height * width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
-  if (sh >= (kh - 1) * dh + 1 && sw >= (kw - 1) * dw + 1) {
+  const PoolWindows geo(a);
+  const int64_t windows = geo.out_h * geo.out_w;
+  const bool parallel = a.planes * geo.height * geo.width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  if (geo.sh >= (geo.kh - 1) * geo.dh + 1 && geo.sw >= (geo.kw - 1) * geo.dw + 1) {
     // Windows that do not overlap (the usual 2x2 stride 2): no element is the maximum of two
     // windows, so each window writes its gradient where its maximum is, in any order.
     parallel_for(a.planes, parallel, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
-        T* plane = image + p * height * width;
-        std::fill(plane, plane + height * width, T(0));
+        T* plane = image + p * geo.height * geo.width;
+        std::fill(plane, plane + geo.height * geo.width, T(0));
         const T* g = grad + p * windows;
         const int64_t* idx = indices + p * windows;
         for (int64_t k = 0; k < windows; ++k) plane[idx[k]] = g[k];
@@ -257,25 +279,18 @@ void max_pool_backward_typed(const ops::Im2colArgs& a) {
   }
   // Overlapping windows: each element gathers the gradients of the windows whose maximum it is,
   // in the order (i, j), as the CUDA kernel does.
-  parallel_for(a.planes * height, parallel, [&](int64_t b, int64_t e) {
+  parallel_for(a.planes * geo.height, parallel, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const int64_t p = r / height, ih = r % height;
+      const int64_t p = r / geo.height, ih = r % geo.height;
       const T* g = grad + p * windows;
       const int64_t* idx = indices + p * windows;
-      for (int64_t iw = 0; iw < width; ++iw) {
-        const int64_t here = ih * width + iw;
+      for (int64_t iw = 0; iw < geo.width; ++iw) {
+        const int64_t here = ih * geo.width + iw;
         C acc = 0;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t t = ih + ph - i * dh;
-          if (t < 0 || t % sh != 0 || t / sh >= out_h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t u = iw + pw - j * dw;
-            if (u < 0 || u % sw != 0 || u / sw >= out_w) continue;
-            const int64_t w = t / sh * out_w + u / sw;
-            if (idx[w] == here) acc += C(g[w]);
-          }
-        }
-        image[r * width + iw] = static_cast<T>(acc);
+        for_each_covering_window(geo, ih, iw, [&](int64_t w) {
+          if (idx[w] == here) acc += C(g[w]);
+        });
+        image[r * geo.width + iw] = static_cast<T>(acc);
       }
     }
   }, 1);
@@ -294,35 +309,34 @@ void max_pool_channels_last(const ops::Im2colArgs& a) {
   T* out = reinterpret_cast<T*>(a.out);
   int64_t* indices = a.indices;
   const int64_t channels = a.channels_last, batch = a.planes / channels;
-  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
-  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
-  const int64_t dh = a.dilation_h, dw = a.dilation_w;
-  const bool parallel = a.planes * out_h * out_w * kh * kw * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
-  parallel_for(batch * out_h, parallel, [&](int64_t b, int64_t e) {
+  const PoolWindows geo(a);
+  const int64_t reads = a.planes * geo.out_h * geo.out_w * geo.kh * geo.kw;
+  const bool parallel = reads * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  parallel_for(batch * geo.out_h, parallel, [&](int64_t b, int64_t e) {
     std::vector<C> max(static_cast<size_t>(channels));
     std::vector<int64_t> best(static_cast<size_t>(channels));
     for (int64_t r = b; r < e; ++r) {
-      const int64_t n = r / out_h, oh = r % out_h;
-      const T* picture = image + n * height * width * channels;
-      const int64_t h0 = oh * sh - ph;
+      const int64_t n = r / geo.out_h, oh = r % geo.out_h;
+      const T* picture = image + n * geo.height * geo.width * channels;
+      const int64_t h0 = oh * geo.sh - geo.ph;
       int64_t i_lo, i_hi;
-      kernel_range(h0, dh, kh, height, i_lo, i_hi);
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t w0 = ow * sw - pw;
+      kernel_range(h0, geo.dh, geo.kh, geo.height, i_lo, i_hi);
+      for (int64_t ow = 0; ow < geo.out_w; ++ow) {
+        const int64_t w0 = ow * geo.sw - geo.pw;
         int64_t j_lo, j_hi;
-        kernel_range(w0, dw, kw, width, j_lo, j_hi);
+        kernel_range(w0, geo.dw, geo.kw, geo.width, j_lo, j_hi);
         C* __restrict m = max.data();
         int64_t* __restrict at = best.data();
         std::fill(max.begin(), max.end(), -std::numeric_limits<C>::infinity());
-        std::fill(best.begin(), best.end(), (h0 + i_lo * dh) * width + w0 + j_lo * dw);
+        std::fill(best.begin(), best.end(), (h0 + i_lo * geo.dh) * geo.width + w0 + j_lo * geo.dw);
         for (int64_t i = i_lo; i < i_hi; ++i) {
           for (int64_t j = j_lo; j < j_hi; ++j) {
-            const int64_t position = (h0 + i * dh) * width + w0 + j * dw;
+            const int64_t position = (h0 + i * geo.dh) * geo.width + w0 + j * geo.dw;
             const T* __restrict pixel = picture + position * channels;
             for (int64_t c = 0; c < channels; ++c) take_max(C(pixel[c]), position, m[c], at[c]);
           }
         }
-        const int64_t window = (r * out_w + ow) * channels;
+        const int64_t window = (r * geo.out_w + ow) * channels;
         for (int64_t c = 0; c < channels; ++c) out[window + c] = static_cast<T>(m[c]);
         if (indices)
           for (int64_t c = 0; c < channels; ++c) indices[window + c] = at[c];
@@ -338,34 +352,25 @@ void max_pool_backward_channels_last(const ops::Im2colArgs& a) {
   T* image = reinterpret_cast<T*>(a.out);
   const int64_t* indices = a.indices;
   const int64_t channels = a.channels_last, batch = a.planes / channels;
-  const int64_t height = a.height, width = a.width, out_h = a.out_h, out_w = a.out_w;
-  const int64_t kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
-  const int64_t dh = a.dilation_h, dw = a.dilation_w;
-  const bool parallel = a.planes * height * width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
+  const PoolWindows geo(a);
+  const bool parallel = a.planes * geo.height * geo.width * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
   // Each image pixel gathers, per channel, the gradients of the windows whose maximum it is.
-  parallel_for(batch * height, parallel, [&](int64_t b, int64_t e) {
+  parallel_for(batch * geo.height, parallel, [&](int64_t b, int64_t e) {
     std::vector<C> acc(static_cast<size_t>(channels));
     for (int64_t r = b; r < e; ++r) {
-      const int64_t n = r / height, ih = r % height;
-      const T* g = grad + n * out_h * out_w * channels;
-      const int64_t* idx = indices + n * out_h * out_w * channels;
-      for (int64_t iw = 0; iw < width; ++iw) {
-        const int64_t here = ih * width + iw;
+      const int64_t n = r / geo.height, ih = r % geo.height;
+      const T* g = grad + n * geo.out_h * geo.out_w * channels;
+      const int64_t* idx = indices + n * geo.out_h * geo.out_w * channels;
+      for (int64_t iw = 0; iw < geo.width; ++iw) {
+        const int64_t here = ih * geo.width + iw;
         std::fill(acc.begin(), acc.end(), C(0));
         C* __restrict sum = acc.data();
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t t = ih + ph - i * dh;
-          if (t < 0 || t % sh != 0 || t / sh >= out_h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t u = iw + pw - j * dw;
-            if (u < 0 || u % sw != 0 || u / sw >= out_w) continue;
-            const int64_t window = (t / sh * out_w + u / sw) * channels;
-            const T* __restrict gw = g + window;
-            const int64_t* __restrict iw_at = idx + window;
-            for (int64_t c = 0; c < channels; ++c) sum[c] += iw_at[c] == here ? C(gw[c]) : C(0);
-          }
-        }
-        T* pixel = image + (r * width + iw) * channels;
+        for_each_covering_window(geo, ih, iw, [&](int64_t w) {
+          const T* __restrict gw = g + w * channels;
+          const int64_t* __restrict at = idx + w * channels;
+          for (int64_t c = 0; c < channels; ++c) sum[c] += at[c] == here ? C(gw[c]) : C(0);
+        });
+        T* pixel = image + (r * geo.width + iw) * channels;
         for (int64_t c = 0; c < channels; ++c) pixel[c] = static_cast<T>(sum[c]);
       }
     }
