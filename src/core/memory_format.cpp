@@ -97,7 +97,7 @@ bool Tensor::is_contiguous(MemoryFormat format) const {
   // PyTorch's answers: Preserve asks plain contiguity, a channels-last format of another rank is
   // false.
   if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve) return is_contiguous();
-  if (shape().size() != (format == MemoryFormat::ChannelsLast ? 4u : 5u)) return false;
+  if (shape().size() != rank_of(format)) return false;
   return is_dense_in(shape(), strides(), format);
 }
 

@@ -273,8 +273,8 @@ std::vector<Tensor> ExportedModuleImpl::forward(const std::vector<Tensor>& input
       throw NotImplementedError("ExportedModule: the program writes into its input '" + s.target +
                                 "', which Locus does not do for its caller");
     } else if (t) {
-      const bool relaid = convolutional_ && t->dim() == 4 && !t->is_contiguous();
-      outputs.push_back(relaid && t->suggest_memory_format() == MemoryFormat::ChannelsLast ? t->contiguous() : *t);
+      const bool relaid = convolutional_ && t->suggest_memory_format() == MemoryFormat::ChannelsLast;
+      outputs.push_back(relaid ? t->contiguous() : *t);
     } else if (const int64_t* i = std::get_if<int64_t>(&results[k])) {
       outputs.push_back(full(Shape{}, *i, TensorOptions().dtype(kInt64)));
     } else {

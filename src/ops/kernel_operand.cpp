@@ -38,7 +38,7 @@ void require_no_partial_overlap(const Tensor& out, const Tensor& input, const st
   if (out.impl()->storage().get() != input.impl()->storage().get()) return;
   // Dense memory in some order (contiguous or channels-last) spans one range; any other layout is
   // PyTorch's "too hard" case: allowed.
-  const auto dense = [](const Tensor& t) { return t.is_contiguous() || t.is_contiguous(t.suggest_memory_format()); };
+  const auto dense = [](const Tensor& t) { return t.is_contiguous(t.suggest_memory_format()); };
   if (!dense(out) || !dense(input)) return;
   const auto range = [](const Tensor& t) {
     const int64_t start = t.storage_offset() * static_cast<int64_t>(t.itemsize());
