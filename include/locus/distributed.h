@@ -8,7 +8,9 @@
 #include "locus/export.h"
 LOCUS_API_BEGIN
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +59,17 @@ struct GroupOptions {
   LOCUS_ARG(int, device) = -1;
 };
 
+/// What a group's collectives carried, counted on the calling rank since the group was made or
+/// reset_stats() (Note [Collective volume] in process_group.cpp).
+struct CommunicationStats {
+  /// Collectives issued (a barrier included).
+  int64_t collectives = 0;
+  /// Their data volume in bytes as the ZeRO and FSDP papers count it: all_gather its output,
+  /// reduce_scatter its input, all_reduce twice its tensor (a reduce-scatter and an all-gather),
+  /// broadcast its tensor. A ring moves (size - 1) / size of that through each rank's link.
+  int64_t bytes = 0;
+};
+
 /// A set of processes that run collectives together. Collectives run one at a time in the order
 /// they are called (gloo: on the group's worker thread, or on a thread waiting for one not yet
 /// started; nccl: on the group's stream), and every rank must call the same ones in the same order
@@ -71,7 +84,7 @@ class ProcessGroup {
   virtual int rank() const noexcept = 0;
   /// The number of processes.
   virtual int size() const noexcept = 0;
-  /// "gloo" or "nccl".
+  /// "gloo", "nccl" or "mpi".
   virtual std::string backend() const = 0;
   /// Combines `tensor` over the ranks, in place on every rank. Avg needs a floating dtype.
   virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) = 0;
@@ -84,6 +97,34 @@ class ProcessGroup {
                                                ReduceOp op = ReduceOp::Sum) = 0;
   /// Returns when every rank has called it.
   virtual std::shared_ptr<Work> barrier() = 0;
+  /// all_gather into one tensor (torch.distributed.all_gather_into_tensor): `output` holds
+  /// size() x input.numel() elements of input's dtype, rank r's values at [r * n, (r + 1) * n)
+  /// in flat order ([size() * d0, ...] or [size(), d0, ...] shapes both do). The default goes
+  /// through all_gather with views of `output`; engines with a flat collective override it.
+  virtual std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input);
+  /// reduce_scatter from one tensor (torch.distributed.reduce_scatter_tensor): `input` holds
+  /// size() x output.numel() elements; rank r gets the reduction of every rank's part r.
+  virtual std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum);
+
+  /// The traffic of this group's collectives on this rank.
+  CommunicationStats stats() const noexcept {
+    return {collectives_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed)};
+  }
+  /// Sets the counters back to zero.
+  void reset_stats() noexcept {
+    collectives_.store(0, std::memory_order_relaxed);
+    bytes_.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  /// Adds one collective of `bytes` volume to stats(); the engines call it as they issue one.
+  void count_collective(int64_t bytes) noexcept {
+    collectives_.fetch_add(1, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int64_t> collectives_{0}, bytes_{0};
 };
 
 /// Whether this build has `backend` ("gloo", "nccl", "mpi"); for nccl, whether its module
@@ -120,6 +161,9 @@ std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& inp
 std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op = ReduceOp::Sum,
                                      bool async_op = false);
 std::shared_ptr<Work> barrier(bool async_op = false);
+std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input, bool async_op = false);
+std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum,
+                                            bool async_op = false);
 
 }  // namespace locus::distributed
 

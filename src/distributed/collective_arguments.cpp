@@ -29,6 +29,16 @@ void check_parts(const std::vector<Tensor>& parts, const Tensor& like, int size,
     }
 }
 
+void check_flat(const Tensor& whole, const Tensor& part, int size, const char* op, const char* what) {
+  if (whole.dtype() != part.dtype() || whole.numel() != static_cast<int64_t>(size) * part.numel() || !whole.is_contiguous()) {
+    std::ostringstream os;
+    os << op << ": " << what << " must be a contiguous " << dtype_name(part.dtype()) << " tensor of " << size << " x "
+       << part.numel() << " elements, got " << (whole.is_contiguous() ? "" : "a non-contiguous ") << dtype_name(whole.dtype())
+       << " " << whole.shape();
+    throw ShapeError(os.str());
+  }
+}
+
 void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op) {
   if (reduce == ReduceOp::Avg && !t.is_floating_point())
     throw DTypeError(std::string(op) + ": ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(t.dtype())));

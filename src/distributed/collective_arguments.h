@@ -20,6 +20,9 @@ void check_root(int root, int size, const char* op);
 /// ValueError unless `parts` has `size` tensors; ShapeError unless each is defined with the
 /// shape and dtype of `like`. `what` names the list ("outputs").
 void check_parts(const std::vector<Tensor>& parts, const Tensor& like, int size, const char* op, const char* what);
+/// For the flat collectives: ShapeError unless `whole` is contiguous, of part's dtype, with
+/// size x part.numel() elements. `what` names `whole` ("output").
+void check_flat(const Tensor& whole, const Tensor& part, int size, const char* op, const char* what);
 /// DTypeError for ReduceOp::Avg on a tensor that is not floating.
 void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op);
 

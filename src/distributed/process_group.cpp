@@ -1,5 +1,14 @@
 // The default group and the free functions of torch.distributed, over the groups the engines
 // make (gloo here).
+//
+// Note [Collective volume]
+// Every group counts, per rank, the collectives it issues and their data volume in the units the
+// ZeRO and FSDP papers reason in, so a training step's traffic reads directly against the model's
+// parameter bytes P: DDP all-reduces its gradients (2P), full sharding all-gathers the parameters
+// twice and reduce-scatters the gradients once (3P). all_gather counts its output, reduce_scatter
+// its input, all_reduce twice its tensor, broadcast its tensor. What crosses one rank's link in a
+// ring is (size - 1) / size of that; engines that move more (Gloo has no reduce-scatter of
+// separate tensors and all-reduces them) say so where they do it.
 
 #include <cstdlib>
 #include <memory>
@@ -10,6 +19,7 @@
 #include "locus/distributed.h"
 #include "locus/errors.h"
 #include "src/distributed/caller_waits.h"
+#include "src/distributed/collective_arguments.h"
 #include "src/distributed/rendezvous_address.h"
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
@@ -78,6 +88,26 @@ const NcclBackend& nccl_backend() {
 }
 
 }  // namespace
+
+std::shared_ptr<Work> ProcessGroup::all_gather_into_tensor(Tensor& output, const Tensor& input) {
+  check_defined(output, "all_gather_into_tensor");
+  check_defined(input, "all_gather_into_tensor");
+  check_flat(output, input, size(), "all_gather_into_tensor", "output");
+  const Tensor flat = output.view({size(), -1});
+  std::vector<Tensor> parts;
+  for (int r = 0; r < size(); ++r) parts.push_back(flat.select(0, r).view(input.shape()));
+  return all_gather(parts, input);
+}
+
+std::shared_ptr<Work> ProcessGroup::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) {
+  check_defined(output, "reduce_scatter_tensor");
+  check_defined(input, "reduce_scatter_tensor");
+  check_flat(input, output, size(), "reduce_scatter_tensor", "input");
+  const Tensor flat = input.view({size(), -1});
+  std::vector<Tensor> parts;
+  for (int r = 0; r < size(); ++r) parts.push_back(flat.select(0, r).view(output.shape()));
+  return reduce_scatter(output, parts, op);
+}
 
 bool caller_waits() noexcept { return t_caller_waits; }
 CallerWaits::CallerWaits() noexcept : previous_(t_caller_waits) { t_caller_waits = true; }
@@ -166,6 +196,12 @@ std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& 
 }
 std::shared_ptr<Work> barrier(bool async_op) {
   return issue(async_op, [&] { return default_group().barrier(); });
+}
+std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input, bool async_op) {
+  return issue(async_op, [&] { return default_group().all_gather_into_tensor(output, input); });
+}
+std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, bool async_op) {
+  return issue(async_op, [&] { return default_group().reduce_scatter_tensor(output, input, op); });
 }
 
 }  // namespace locus::distributed

@@ -5,7 +5,8 @@
 // the sequence number), on a worker thread, or on a thread that waits for one not yet started
 // (FutureWork), so a synchronous collective costs no hand-off between threads. Gloo works on host
 // memory: a contiguous CPU tensor is used in place, any other is copied to a host buffer and back.
-// Avg is a sum divided by the size afterwards. On failure the group records why and refuses later
+// Avg is a sum divided by the size afterwards; reduce-scatter is a ring of Gloo's point-to-point
+// buffers (Note [Ring reduce-scatter]). On failure the group records why and refuses later
 // collectives, because a timed-out Gloo context is left in an unknown state; a timeout also asks
 // the store which ranks reached the same collective, so the error names the ones that did not.
 
@@ -29,6 +30,8 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
@@ -136,6 +139,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op) override {
     check_defined(tensor, "all_reduce");
     check_reduce_op(op, tensor, "all_reduce");
+    count_collective(2 * static_cast<int64_t>(tensor.nbytes()));
     return enqueue(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), [this, t = tensor, op](uint32_t tag) {
       HostBuffer b = HostBuffer::of(t);
       reduce_in_place(b.host, op, tag);
@@ -146,6 +150,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::shared_ptr<Work> broadcast(Tensor& tensor, int root) override {
     check_defined(tensor, "broadcast");
     check_root(root, size_, "broadcast");
+    count_collective(static_cast<int64_t>(tensor.nbytes()));
     return enqueue(CollectiveCall::of("broadcast", tensor, root, 0), [this, t = tensor, root](uint32_t tag) {
       HostBuffer b = HostBuffer::of(t);
       with_carrier(t.dtype(), [&](auto carrier) {
@@ -164,6 +169,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
     check_defined(input, "all_gather");
     check_parts(outputs, input, size_, "all_gather", "outputs");
+    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input](uint32_t tag) {
       HostBuffer b = HostBuffer::of(in);
       Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
@@ -185,19 +191,53 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     check_defined(output, "reduce_scatter");
     check_parts(inputs, output, size_, "reduce_scatter", "inputs");
     check_reduce_op(op, output, "reduce_scatter");
+    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
     return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
                    [this, out = output, ins = inputs, op](uint32_t tag) {
-                     // Gloo has no reduce-scatter of this form: all-reduce the concatenation
-                     // and keep this rank's part (the traffic of a ring all-reduce, 2x the ideal).
                      std::vector<Tensor> flat;
                      for (const Tensor& t : ins) flat.push_back(t.detach().to(Device(DeviceType::CPU)).reshape({-1}));
                      Tensor all = cat(flat, 0).contiguous();
-                     reduce_in_place(all, op, tag);
-                     out.detach().copy_(all.narrow(0, rank_ * out.numel(), out.numel()).view(out.shape()));
+                     ring_reduce_scatter(all, out, op, tag);
+                   });
+  }
+
+  std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
+    check_defined(output, "all_gather_into_tensor");
+    check_defined(input, "all_gather_into_tensor");
+    check_flat(output, input, size_, "all_gather_into_tensor", "output");
+    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
+    return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, out = output, in = input](uint32_t tag) {
+      HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
+      with_carrier(in.dtype(), [&](auto carrier) {
+        using C = decltype(carrier);
+        gloo::AllgatherOptions o(context_);
+        o.setInput(static_cast<C*>(from.data()), from.count());
+        o.setOutput(static_cast<C*>(to.data()), to.count());
+        o.setTag(tag);
+        o.setTimeout(timeout_);
+        gloo::allgather(o);
+      });
+      to.write_back();
+    });
+  }
+
+  std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) override {
+    check_defined(output, "reduce_scatter_tensor");
+    check_defined(input, "reduce_scatter_tensor");
+    check_flat(input, output, size_, "reduce_scatter_tensor", "input");
+    check_reduce_op(op, output, "reduce_scatter_tensor");
+    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
+    return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
+                   [this, out = output, in = input, op](uint32_t tag) {
+                     // The ring reduces in place: a private copy, unless `in` had to be copied anyway.
+                     HostBuffer b = HostBuffer::of(in);
+                     Tensor all = b.host.is_same(in) ? in.detach().clone() : b.host;
+                     ring_reduce_scatter(all, out, op, tag);
                    });
   }
 
   std::shared_ptr<Work> barrier() override {
+    count_collective(0);
     return enqueue(CollectiveCall::barrier(), [this](uint32_t tag) {
       gloo::BarrierOptions o(context_);
       o.setTag(tag);
@@ -215,6 +255,41 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     std::promise<void> done;
     std::chrono::steady_clock::time_point queued_at = std::chrono::steady_clock::now();
   };
+
+  // Note [Ring reduce-scatter]
+  // Gloo has no reduce-scatter into equal parts, and all-reducing everything to keep one part
+  // moves twice the data. The ring: `all` holds size parts; at step s each rank sends part
+  // (rank - s - 1) to the next rank, receives part (rank - s - 2) from the previous one and adds
+  // it into its own copy. Each part thus travels the ring once, collecting every rank's values,
+  // and after size - 1 steps rank r holds the whole reduction of part r: (size - 1) / size of
+  // the input through each link, the optimum. Overwrites `all`.
+  void ring_reduce_scatter(Tensor& all, const Tensor& out, ReduceOp op, uint32_t tag) {
+    const int64_t part = out.numel();
+    const size_t item = itemsize(all.dtype()), bytes = static_cast<size_t>(part) * item;
+    char* base = static_cast<char*>(all.data_ptr());
+    if (size_ > 1 && part > 0) {
+      const HostReduce reduce = host_reduce(all.dtype(), op);
+      Tensor incoming = empty({part}, TensorOptions().dtype(all.dtype()));
+      auto send_buffer = context_->createUnboundBuffer(base, bytes * static_cast<size_t>(size_));
+      auto recv_buffer = context_->createUnboundBuffer(incoming.data_ptr(), bytes);
+      const uint64_t slot = gloo::Slot::build(kRingSlotPrefix, tag);
+      const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
+      const auto part_at = [&](int s) { return static_cast<size_t>(((rank_ - s) % size_ + size_) % size_); };
+      for (int s = 0; s < size_ - 1; ++s) {
+        send_buffer->send(next, slot, part_at(s + 1) * bytes, bytes);
+        recv_buffer->recv(previous, slot, 0, bytes);
+        recv_buffer->waitRecv(timeout_);
+        send_buffer->waitSend(timeout_);
+        char* mine = base + part_at(s + 2) * bytes;
+        reduce(mine, mine, incoming.data_ptr(), static_cast<size_t>(part));
+      }
+    }
+    Tensor result = all.narrow(0, rank_ * part, part).view(out.shape());
+    if (op == ReduceOp::Avg) result.div_(static_cast<double>(size_));
+    out.detach().copy_(result);
+  }
+  // A prefix none of Gloo's own collectives uses, so the ring's messages never meet theirs.
+  static constexpr uint8_t kRingSlotPrefix = 0x20;
 
   void reduce_in_place(Tensor& host, ReduceOp op, uint32_t tag) {
     with_carrier(host.dtype(), [&](auto carrier) {

@@ -115,6 +115,7 @@ class NcclProcessGroup final : public ProcessGroup {
     check_tensor(tensor, "all_reduce");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
     check_reduce_op(op, tensor, "all_reduce");
+    count_collective(2 * static_cast<int64_t>(tensor.nbytes()));
     return launch(CollectiveCall::of("all_reduce", tensor, -1, static_cast<int>(op)), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
       return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, nccl_op(op), c, s);
     });
@@ -124,6 +125,7 @@ class NcclProcessGroup final : public ProcessGroup {
     check_tensor(tensor, "broadcast");
     check_root(root, size_, "broadcast");
     const ncclDataType_t type = nccl_dtype(tensor.dtype(), "broadcast");
+    count_collective(static_cast<int64_t>(tensor.nbytes()));
     return launch(CollectiveCall::of("broadcast", tensor, root, 0), {tensor}, [&](ncclComm_t c, cudaStream_t s) {
       return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), count(tensor), type, root, c, s);
     });
@@ -133,6 +135,7 @@ class NcclProcessGroup final : public ProcessGroup {
     check_tensor(input, "all_gather");
     check_parts_here(outputs, input, "all_gather", "outputs");
     const ncclDataType_t type = nccl_dtype(input.dtype(), "all_gather");
+    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
     Tensor gathered;
     std::vector<Tensor> used = outputs;
     used.push_back(input);
@@ -151,6 +154,7 @@ class NcclProcessGroup final : public ProcessGroup {
     check_parts_here(inputs, output, "reduce_scatter", "inputs");
     const ncclDataType_t type = nccl_dtype(output.dtype(), "reduce_scatter");
     check_reduce_op(op, output, "reduce_scatter");
+    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
     std::vector<Tensor> used = inputs;
     used.push_back(output);
     return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](ncclComm_t c, cudaStream_t s) {
@@ -159,6 +163,31 @@ class NcclProcessGroup final : public ProcessGroup {
       Tensor all = cat(flat, 0);
       return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), c, s);
     });
+  }
+
+  // The flat forms need no copies: NCCL's own collectives read and write one buffer.
+  std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
+    check_tensor(input, "all_gather_into_tensor");
+    check_tensor(output, "all_gather_into_tensor");
+    check_flat(output, input, size_, "all_gather_into_tensor", "output");
+    const ncclDataType_t type = nccl_dtype(input.dtype(), "all_gather_into_tensor");
+    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
+    return launch(CollectiveCall::of("all_gather", input, -1, 0), {output, input}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclAllGather(input.data_ptr(), output.data_ptr(), count(input), type, c, s);
+    });
+  }
+
+  std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) override {
+    check_tensor(output, "reduce_scatter_tensor");
+    check_tensor(input, "reduce_scatter_tensor");
+    check_flat(input, output, size_, "reduce_scatter_tensor", "input");
+    const ncclDataType_t type = nccl_dtype(output.dtype(), "reduce_scatter_tensor");
+    check_reduce_op(op, output, "reduce_scatter_tensor");
+    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
+    return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), {output, input},
+                  [&](ncclComm_t c, cudaStream_t s) {
+                    return ncclReduceScatter(input.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), c, s);
+                  });
   }
 
   std::shared_ptr<Work> barrier() override {
