@@ -12,14 +12,13 @@
 #include "locus/nn/distributed_data_parallel.h"
 
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
-#include "src/autograd/node.h"
+#include "src/autograd/leaf_accumulations.h"
+#include "src/distributed/default_group_handle.h"
 
 namespace locus::nn {
 
@@ -30,23 +29,13 @@ struct DistributedDataParallelImpl::Bucket {
   std::shared_ptr<distributed::Work> work;
 };
 
-namespace {
-
-std::shared_ptr<distributed::ProcessGroup> default_group_handle() {
-  // Not owned: the default group lives until destroy_process_group.
-  return std::shared_ptr<distributed::ProcessGroup>(std::shared_ptr<distributed::ProcessGroup>(),
-                                                     &distributed::default_group());
-}
-
-}  // namespace
-
 NoSyncGuard::NoSyncGuard(DistributedDataParallelImpl& ddp) : ddp_(ddp), previous_(ddp.sync_) { ddp_.sync_ = false; }
 NoSyncGuard::~NoSyncGuard() { ddp_.sync_ = previous_; }
 
 DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module,
                                                          std::shared_ptr<distributed::ProcessGroup> group,
                                                          DistributedDataParallelOptions options)
-    : module_(module.ptr()), group_(group ? std::move(group) : default_group_handle()), options_(options) {
+    : module_(module.ptr()), group_(group ? std::move(group) : distributed::default_group_handle()), options_(options) {
   if (!module_) throw ValueError("DistributedDataParallel: the module is empty");
   if (!(options_.bucket_cap_mb() > 0))
     throw ValueError("DistributedDataParallel: bucket_cap_mb must be positive, got " + std::to_string(options_.bucket_cap_mb()));
@@ -128,18 +117,7 @@ Tensor DistributedDataParallelImpl::forward(const Tensor& x) {
 
 void DistributedDataParallelImpl::mark_unused(const Tensor& output) {
   // Count the accumulations each parameter will receive (Note [DDP buckets]).
-  std::unordered_map<const detail::TensorImpl*, size_t> uses;
-  std::unordered_set<const autograd::Node*> seen;
-  std::vector<const autograd::Node*> stack;
-  if (output.impl()->grad_fn()) stack.push_back(output.impl()->grad_fn().get());
-  while (!stack.empty()) {
-    const autograd::Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n)) ++uses[acc->leaf()];
-    for (const auto& next : n->next_functions())
-      if (next.is_valid()) stack.push_back(next.function.get());
-  }
+  const auto uses = autograd::leaf_accumulations({output});
   std::string unused;
   for (auto& b : buckets_) b->pending = 0;
   expected_.assign(params_.size(), 0);

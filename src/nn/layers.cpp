@@ -210,8 +210,10 @@ Tensor SequentialImpl::forward(const Tensor& x) {
   for (size_t i = 0; i < modules_.size(); ++i) {
     try {
       // A Linear followed by ReLU or GELU runs as one product with its bias and activation
-      // (Note [Fused kernels]); exact types only, so a subclass's own forward still runs.
-      if (i + 1 < modules_.size() && typeid(*modules_[i]) == typeid(LinearImpl)) {
+      // (Note [Fused kernels]); exact types only, so a subclass's own forward still runs, and
+      // only without forward hooks, which must see each layer's own call.
+      if (i + 1 < modules_.size() && typeid(*modules_[i]) == typeid(LinearImpl) && !modules_[i]->has_forward_hooks() &&
+          !modules_[i + 1]->has_forward_hooks()) {
         if (const auto epilogue = foldable_activation(*modules_[i + 1])) {
           const auto& lin = static_cast<const LinearImpl&>(*modules_[i]);
           y = linear_with_activation(y, lin.weight, lin.bias, *epilogue);
@@ -219,7 +221,7 @@ Tensor SequentialImpl::forward(const Tensor& x) {
           continue;
         }
       }
-      y = modules_[i]->forward(y);
+      y = (*modules_[i])(y);
     } catch (const DeviceMismatchError& e) {
       rethrow_in_layer(e, *this, i, *modules_[i], y);  // Note [Device errors in Sequential]
     }

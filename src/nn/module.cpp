@@ -5,6 +5,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
+#include "locus/nn/forward_hooks.h"
 #include "locus/ops.h"
 
 namespace locus::nn {
@@ -41,6 +43,54 @@ Tensor Module::forward(const Tensor& input) {
   if (const locus::detail::ModuleForward own = locus::detail::find_module_class(typeid(*this)).forward)
     return own(*this, input);
   throw NotImplementedError("Module [" + name() + "] is missing the required \"forward\" function (or takes other arguments than one tensor)");
+}
+
+Tensor Module::operator()(const Tensor& x) {
+  if (!has_forward_hooks()) [[likely]]
+    return forward(x);
+  return detail::forward_with_hooks(*this, x);
+}
+
+namespace {
+// Ids from one counter for both kinds of hook, so remove_forward_hook needs no kind.
+std::atomic<int64_t> g_next_forward_hook_id{0};
+}  // namespace
+
+int64_t Module::register_forward_pre_hook(ForwardPreHook hook) {
+  const int64_t id = g_next_forward_hook_id++;
+  forward_pre_hooks_.emplace_back(id, std::move(hook));
+  return id;
+}
+
+int64_t Module::register_forward_hook(ForwardHook hook) {
+  const int64_t id = g_next_forward_hook_id++;
+  forward_hooks_.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void Module::remove_forward_hook(int64_t id) {
+  std::erase_if(forward_pre_hooks_, [id](const auto& h) { return h.first == id; });
+  std::erase_if(forward_hooks_, [id](const auto& h) { return h.first == id; });
+}
+
+void Module::run_forward_pre_hooks(std::vector<Tensor>& inputs) {
+  // A copy: a hook may add or remove hooks.
+  const auto hooks = forward_pre_hooks_;
+  for (const auto& [id, hook] : hooks) hook(*this, inputs);
+}
+
+void Module::run_forward_hooks(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  const auto hooks = forward_hooks_;
+  for (const auto& [id, hook] : hooks) hook(*this, inputs, outputs);
+}
+
+void Module::replace_registered_parameter(const std::string& name, Tensor value) {
+  for (auto& [n, t] : parameters_)
+    if (n == name) {
+      t = std::move(value);
+      return;
+    }
+  throw ValueError(this->name() + " has no parameter named '" + name + "'");
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {

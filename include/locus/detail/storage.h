@@ -102,6 +102,23 @@ class Storage : public RefCounted {
   uint32_t version() const noexcept { return version_.load(std::memory_order_relaxed); }
   void bump_version() noexcept { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  /// Swaps the allocation behind the buffer for `data` of `nbytes` (an empty DataPtr and 0 give
+  /// the memory back), leaving every tensor that views the buffer where it is: how fully_shard
+  /// frees a gathered parameter that backward still holds, and refills it before backward reads
+  /// it (Note [Resharding in place] in src/distributed/fully_shard.cpp). The caller keeps every
+  /// tensor that views the buffer from being read while it is empty.
+  void replace_data(DataPtr data, size_t nbytes) {
+    wait_for_pending_work();
+    data_ = std::move(data);
+    nbytes_ = nbytes;
+  }
+  /// Takes the allocation out of the buffer, leaving it empty (the other side of replace_data).
+  DataPtr take_data() {
+    wait_for_pending_work();
+    nbytes_ = 0;
+    return std::move(data_);
+  }
+
   /// Marks the buffer as in use by asynchronous device work; see Note [Host reads wait].
   /// Several copies may read it at once (each batch sent from one pinned buffer).
   void set_pending_work(std::unique_ptr<PendingWork> w);

@@ -50,7 +50,37 @@ class Module : public std::enable_shared_from_this<Module> {
   /// forward instead; calling this one on them, or on a module that defines none, raises
   /// NotImplementedError as PyTorch does.
   virtual Tensor forward(const Tensor& x);
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  /// forward(x) with the module's forward hooks around it.
+  Tensor operator()(const Tensor& x);
+
+  /// A function called before each forward that goes through a handle (`model(x)`), Module's
+  /// operator(), Sequential or AnyModule, as PyTorch's forward pre-hooks (a direct call of
+  /// forward() runs none, as in PyTorch). It sees the call's tensor arguments in order and may
+  /// replace them.
+  using ForwardPreHook = std::function<void(Module& module, std::vector<Tensor>& inputs)>;
+  /// A function called after such a forward with its tensor arguments and the tensors of its
+  /// result (a Tensor, or those in a tuple, pair or vector), which it may replace.
+  using ForwardHook =
+      std::function<void(Module& module, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs)>;
+  /// Adds a pre-hook (run in the order added) and returns an id for remove_forward_hook
+  /// (PyTorch's register_forward_pre_hook).
+  int64_t register_forward_pre_hook(ForwardPreHook hook);
+  /// Adds a forward hook (run in the order added) and returns an id for remove_forward_hook
+  /// (PyTorch's register_forward_hook).
+  int64_t register_forward_hook(ForwardHook hook);
+  /// Removes a hook of either kind by its id; nothing when it is gone already.
+  void remove_forward_hook(int64_t id);
+  /// Replaces the tensor registered as this module's parameter `name` (not a submodule's) by
+  /// `value` in parameters(), named_parameters() and state_dict(), leaving the members that hold
+  /// the old one as they are: how fully_shard lists a rank's shard while the layer computes
+  /// with the gathered tensor. ValueError when the module has no parameter of that name.
+  void replace_registered_parameter(const std::string& name, Tensor value);
+  /// Whether any forward hook is registered (the call paths skip the hook machinery without).
+  bool has_forward_hooks() const noexcept { return !forward_pre_hooks_.empty() || !forward_hooks_.empty(); }
+  /// Runs the pre-hooks on `inputs`; what the call paths do before forward.
+  void run_forward_pre_hooks(std::vector<Tensor>& inputs);
+  /// Runs the forward hooks; what the call paths do after forward.
+  void run_forward_hooks(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
 
   /// Every parameter, this module's first, then each submodule's (with `recurse`), in
   /// registration order.
@@ -167,6 +197,9 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::string> non_persistent_buffers_;  // names in buffers_ that state_dict skips
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  // A copy (a replica) starts without hooks: they belong to the module they were added to.
+  std::vector<std::pair<int64_t, ForwardPreHook>> forward_pre_hooks_;
+  std::vector<std::pair<int64_t, ForwardHook>> forward_hooks_;
 };
 
 /// Prints module.repr(): `std::cout << *model`.

@@ -17,6 +17,7 @@ LOCUS_API_BEGIN
 #include <vector>
 
 #include "locus/errors.h"
+#include "locus/nn/forward_hooks.h"
 #include "locus/nn/module.h"
 
 namespace locus::nn {
@@ -77,7 +78,11 @@ class ModuleHolder {
   /// Calls the module's forward with these arguments: `model(x)`, `loss_fn(out, target)`.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return get_checked().forward(std::forward<Args>(args)...);
+    Impl& module = get_checked();
+    if (!module.has_forward_hooks()) [[likely]]
+      return module.forward(std::forward<Args>(args)...);
+    return static_cast<decltype(module.forward(std::forward<Args>(args)...))>(
+        detail::forward_with_hooks(module, std::forward<Args>(args)...));
   }
   /// Indexes the module, as LibTorch's handle does: `list[0]`, `seq[1]`, `dict["head"]`.
   template <class Arg>
@@ -128,7 +133,7 @@ class AnyModule {
   /// one-tensor signature (Note [Forward of any signature]). ValueError when empty.
   Tensor forward(const Tensor& input) const {
     if (!ptr_) throw ValueError("an empty AnyModule was called");
-    return ptr_->forward(input);
+    return (*ptr_)(input);
   }
 
  private:

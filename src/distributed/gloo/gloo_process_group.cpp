@@ -171,6 +171,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     check_parts(outputs, input, size_, "all_gather", "outputs");
     count_collective(size_ * static_cast<int64_t>(input.nbytes()));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input](uint32_t tag) {
+      if (in.numel() == 0) return;  // Gloo divides by the count
       HostBuffer b = HostBuffer::of(in);
       Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
       with_carrier(in.dtype(), [&](auto carrier) {
@@ -207,6 +208,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     check_flat(output, input, size_, "all_gather_into_tensor", "output");
     count_collective(size_ * static_cast<int64_t>(input.nbytes()));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, out = output, in = input](uint32_t tag) {
+      if (in.numel() == 0) return;  // Gloo divides by the count
       HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
       with_carrier(in.dtype(), [&](auto carrier) {
         using C = decltype(carrier);
@@ -284,7 +286,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
         reduce(mine, mine, incoming.data_ptr(), static_cast<size_t>(part));
       }
     }
-    Tensor result = all.narrow(0, rank_ * part, part).view(out.shape());
+    Tensor result = all.view({-1}).narrow(0, rank_ * part, part).view(out.shape());
     if (op == ReduceOp::Avg) result.div_(static_cast<double>(size_));
     out.detach().copy_(result);
   }
