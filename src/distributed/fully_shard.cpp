@@ -211,7 +211,13 @@ void ShardedUnit::start_reduce() {
     }
     p.full.set_grad(Tensor());
   }
-  reduced = empty({flat_numel}, opts);
+  // The shards' gradients are views of this buffer; the last step's is used again once nothing
+  // else holds it (zero_grad dropped the gradients), so the gradients take the same memory
+  // every step instead of new blocks among the transient ones of backward (fragmentation).
+  const bool reusable = grad_buffer.defined() && grad_buffer.impl()->storage()->use_count() == 1 &&
+                        grad_buffer.impl()->use_count() == 1 && grad_buffer.dtype() == reduce_dtype;
+  reduced = reusable ? grad_buffer : empty({flat_numel}, opts);
+  grad_buffer = reduced;
   if (flat_numel > 0) reduce_work = group->reduce_scatter_tensor(reduced, input, ReduceOp::Avg);
 }
 
@@ -354,9 +360,14 @@ void launch_ready(Iteration& it) {
     return u.pending_params == 0 && (!u.reduce_at_end || it.ready == it.launch_order.size());
   };
   while (it.launched < it.launch_order.size() && launchable(*it.launch_order[it.launched])) {
-    ShardedUnit& u = *it.launch_order[it.launched++];
-    u.start_reduce();
+    ShardedUnit& u = *it.launch_order[it.launched];
+    // The whole values are not needed to reduce: freed first, they make room for its buffer.
     if (u.reshard_after_backward) u.reshard();
+    // One reduce-scatter in flight at a time, so a worker that falls behind does not pile up
+    // one flat buffer of gradients per unit (FSDP2 bounds them the same way).
+    if (it.launched > 0) it.launch_order[it.launched - 1]->finish_reduce();
+    u.start_reduce();
+    ++it.launched;
   }
   if (it.launched < it.launch_order.size()) return;
   it.backward_expected = false;

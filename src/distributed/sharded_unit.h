@@ -63,6 +63,7 @@ struct ShardedUnit : std::enable_shared_from_this<ShardedUnit> {
   std::shared_ptr<Iteration> iteration;     ///< the forward-backward it is part of (set by the root)
   size_t pending_params = 0;                ///< parameters whose gradient is not final yet
   Tensor reduced;                           ///< the reduce-scatter's output while it runs
+  Tensor grad_buffer;                       ///< the last one: the memory the shards' gradients view
   std::shared_ptr<Work> reduce_work;
 
   ~ShardedUnit();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -52,6 +53,16 @@ inline void on_rank_threads(int n, const std::function<void(std::shared_ptr<dist
       }
     });
   for (auto& t : threads) t.join();
+  // The first rank's error alone can be a consequence (waiting for a rank that failed): the
+  // others' go to the log.
+  for (int r = 0; r < n; ++r)
+    if (errors[static_cast<size_t>(r)]) try {
+        std::rethrow_exception(errors[static_cast<size_t>(r)]);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rank %d of %d failed: %s\n", r, n, e.what());
+      } catch (...) {
+        std::fprintf(stderr, "rank %d of %d failed\n", r, n);
+      }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }

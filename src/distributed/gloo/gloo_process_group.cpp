@@ -380,8 +380,12 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
       const uint32_t tag = static_cast<uint32_t>(q.seq * 2 + 1);
       if (debug_) check_same_call(q.call, q.seq, tag - 1);
       run_guarded(q, tag);
+      // The job holds its tensors: released before the waiter wakes, so a caller that waited
+      // has the memory back, whichever thread ran it.
+      q.job = nullptr;
       q.done.set_value();
     } catch (...) {
+      q.job = nullptr;
       q.done.set_exception(std::current_exception());
     }
   }
