@@ -2,6 +2,11 @@
 // of the whole batch does, shard by shard.
 
 #include "locus/distributed/fully_shard.h"
+#include "locus/distributed/state_dict.h"
+
+#include <filesystem>
+#include <fstream>
+
 #include "tests/distributed/rank_threads.h"
 
 namespace locus {
@@ -276,6 +281,152 @@ TEST(FullyShard, TrainsWhatDoesNotFitOnOneDevice) {
   } catch (const OutOfMemoryError& e) {
     EXPECT_EQ(e.device(), Device(DeviceType::Sim, 0));
   }
+}
+
+}  // namespace
+}  // namespace locus
+
+namespace locus {
+namespace {
+
+// Trains a 3-layer MLP fully sharded for 3 steps on `ranks` ranks and hands each rank's model
+// to `after`; the unsharded run of the same steps is `single`.
+void train_sharded_mlp(int ranks, const std::function<void(nn::Sequential&, distributed::ProcessGroup&)>& after) {
+  const Batch d = make_batch();
+  std::vector<nn::Sequential> models;
+  for (int r = 0; r < ranks; ++r) models.push_back(make_mlp(1));
+  testing::on_rank_threads(ranks, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    auto model = models[static_cast<size_t>(g->rank())];
+    shard_mlp(model, g, FullyShardOptions());
+    optim::SGD opt(model->parameters(), 0.1);
+    const int64_t rows = 48 / ranks;
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      nn::functional::cross_entropy(model(d.x.narrow(0, rows * g->rank(), rows)), d.y.narrow(0, rows * g->rank(), rows))
+          .backward();
+      opt.step();
+    }
+    after(model, *g);
+  });
+}
+
+nn::Sequential train_single_mlp() {
+  const Batch d = make_batch();
+  auto single = make_mlp(1);
+  optim::SGD opt(single->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    nn::functional::cross_entropy(single(d.x), d.y).backward();
+    opt.step();
+  }
+  return single;
+}
+
+void expect_same_state(const OrderedDict<std::string, Tensor>& got, const OrderedDict<std::string, Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].first, want[i].first);
+    EXPECT_EQ(got[i].second.shape(), want[i].second.shape()) << got[i].first;
+    const std::vector<double> a = values(got[i].second), b = values(want[i].second);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-5) << got[i].first << " " << k;
+  }
+}
+
+TEST(FullyShard, FullStateDictOnRankZeroLoadsIntoTheUnshardedModel) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const auto single = train_single_mlp();
+  OrderedDict<std::string, Tensor> gathered;
+  train_sharded_mlp(3, [&](nn::Sequential& model, distributed::ProcessGroup& g) {
+    const auto full = distributed::get_model_state_dict(*model, distributed::StateDictOptions().full_state_dict(true).cpu_offload(true));
+    if (g.rank() == 0) gathered = full;
+    else EXPECT_EQ(full.size(), 0u);  // cpu_offload: rank 0 alone holds the whole tensors
+    // Without full_state_dict: this rank's rows, as state_dict() gives them.
+    EXPECT_EQ(distributed::get_model_state_dict(*model)["0.weight"].size(0), g.rank() < 2 ? 6 : 4);
+  });
+  expect_same_state(gathered, single->state_dict());
+  // PyTorch's names and order: an unsharded model takes it as it is.
+  auto fresh = make_mlp(7);
+  fresh->load_state_dict(gathered);
+  expect_same_state(fresh->state_dict(), single->state_dict());
+}
+
+TEST(FullyShard, SetModelStateDictTakesEachRanksRowsAndRefusesWhatDoesNotFit) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const auto source = make_mlp(42);
+  const auto whole = source->state_dict();
+  const auto fresh = make_mlp(43)->state_dict();
+  std::vector<nn::Sequential> models = {make_mlp(1), make_mlp(1)};
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    auto model = models[static_cast<size_t>(g->rank())];
+    shard_mlp(model, g, FullyShardOptions());
+    const auto full = distributed::StateDictOptions().full_state_dict(true);
+    distributed::set_model_state_dict(*model, whole, full);
+    expect_same_state(distributed::get_model_state_dict(*model, full), whole);
+    // A wrong whole shape: nothing changes, and the message names the whole shapes.
+    auto wrong = whole;
+    wrong["2.weight"] = zeros({8, 16});
+    try {
+      distributed::set_model_state_dict(*model, wrong, full);
+      ADD_FAILURE() << "no error";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("size mismatch for 2.weight: copying a param with shape [8, 16] from checkpoint, "
+                                           "the shape in current model is [7, 16]"),
+                std::string::npos)
+          << e.what();
+    }
+    expect_same_state(distributed::get_model_state_dict(*model, full), whole);
+    // Rank 0's dict alone, broadcast; a key missing there is every rank's error.
+    const auto zero_only = distributed::StateDictOptions().full_state_dict(true).broadcast_from_rank0(true);
+    distributed::set_model_state_dict(*model, g->rank() == 0 ? fresh : OrderedDict<std::string, Tensor>(), zero_only);
+    expect_same_state(distributed::get_model_state_dict(*model, full), fresh);
+    auto lacking = fresh;
+    lacking.erase("4.bias");
+    try {
+      distributed::set_model_state_dict(*model, g->rank() == 0 ? lacking : OrderedDict<std::string, Tensor>(), zero_only);
+      ADD_FAILURE() << "no error on rank " << g->rank();
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("Missing key(s) in state_dict: \"4.bias\""), std::string::npos) << e.what();
+    }
+  });
+}
+
+TEST(FullyShard, ShardedCheckpointLoadsOnAnotherNumberOfRanks) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const auto single = train_single_mlp();
+  const std::string dir = ::testing::TempDir() + "/locus_sharded_ckpt_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  train_sharded_mlp(4, [&](nn::Sequential& model, distributed::ProcessGroup&) { distributed::checkpoint::save(*model, dir); });
+  EXPECT_TRUE(std::filesystem::exists(dir + "/index.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/rank-3-of-4.safetensors"));
+  // On 2 ranks: each reads its rows from the files of the 4 that hold them.
+  std::vector<nn::Sequential> models = {make_mlp(9), make_mlp(9)};
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    auto model = models[static_cast<size_t>(g->rank())];
+    shard_mlp(model, g, FullyShardOptions());
+    distributed::checkpoint::load(*model, dir);
+    const auto full = distributed::get_model_state_dict(*model, distributed::StateDictOptions().full_state_dict(true));
+    expect_same_state(full, single->state_dict());
+  });
+  // Unsharded.
+  auto plain = make_mlp(9);
+  distributed::checkpoint::load(*plain, dir);
+  expect_same_state(plain->state_dict(), single->state_dict());
+  // A damaged index and a model of other shapes leave the model as it was.
+  auto other = nn::Sequential{nn::Linear(10, 16), nn::ReLU(), nn::Linear(16, 8), nn::Tanh(), nn::Linear(8, 4)};
+  const auto before = other->state_dict();
+  EXPECT_THROW(distributed::checkpoint::load(*other, dir), ShapeError);
+  {
+    std::ofstream(dir + "/index.json") << "{\"format\": \"locus-sharded-checkpoint\", \"version\": 1, \"tensors\": [{\"name\": 1}]}";
+  }
+  try {
+    distributed::checkpoint::load(*plain, dir);
+    ADD_FAILURE() << "no error";
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("index.json is not a valid index"), std::string::npos) << e.what();
+  }
+  expect_same_state(plain->state_dict(), single->state_dict());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

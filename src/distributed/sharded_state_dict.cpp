@@ -1,0 +1,360 @@
+// A sharded model's state as a whole, and checkpoints that each rank writes its part of.
+//
+// Note [Sharded checkpoints]
+// checkpoint::save writes one safetensors file per rank, `rank-<r>-of-<n>.safetensors`, with
+// that rank's rows of each sharded parameter under the parameter's own name (rank 0's file also
+// holds the buffers and any parameter that is not sharded), and rank 0 writes `index.json`:
+//   {"format": "locus-sharded-checkpoint", "version": 1, "world_size": n,
+//    "tensors": [{"name": "0.weight", "shape": [16, 10], "dtype": "float32",
+//                 "pieces": [{"file": "rank-0-of-2.safetensors", "rows": [0, 8]}, ...]}, ...]}
+// in the model's state_dict order. Rows are of dim 0 (a 0-dim tensor is one row). Rank 0 knows
+// every rank's rows from the split alone (Note [Shard geometry] in fully_shard.cpp), so saving
+// needs no exchange but the final barrier. checkpoint::load asks, for each tensor of the model
+// it loads into, for the rows this rank now holds (all of them for a tensor that is not sharded
+// there) and copies them out of the pieces that overlap them: any world size loads any other's
+// checkpoint. Everything is read and checked before the model changes.
+
+#include "locus/distributed/state_dict.h"
+
+#include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "locus/autograd.h"
+#include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
+#include "locus/serialize.h"
+#include "src/distributed/sharded_unit.h"
+
+namespace locus::distributed {
+namespace {
+
+using detail::ShardedParam;
+using detail::ShardedUnit;
+
+struct Sharded {
+  const ShardedParam* param;
+  const ShardedUnit* unit;
+};
+
+// The module's sharded parameters by name.
+std::unordered_map<std::string, Sharded> sharded_parameters(const nn::Module& module) {
+  std::unordered_map<std::string, Sharded> out;
+  for (const auto& [name, t] : module.named_parameters()) {
+    const auto [param, unit] = detail::find_shard(t);
+    if (param) out[name] = {param, unit};
+  }
+  return out;
+}
+
+// The group the module is sharded over (its outermost unit's); null for a module not sharded.
+ProcessGroup* group_of(const nn::Module& module) {
+  const auto units = detail::units_within(module);
+  return units.empty() ? nullptr : units.front()->group.get();
+}
+
+// The whole parameter, gathered from every rank's rows, in the shards' dtype on their device.
+Tensor gather_whole(const ShardedParam& p, const ShardedUnit& unit) {
+  NoGradGuard no_grad;
+  const int64_t size = unit.group->size(), slot = p.slot_numel();
+  const TensorOptions opts = TensorOptions().dtype(p.shard.dtype()).device(p.shard.device());
+  Tensor send = zeros({slot}, opts);
+  if (p.local_rows > 0) send.narrow(0, 0, p.local_rows * p.row_numel).copy_(p.shard.detach().reshape({-1}));
+  Tensor gathered = empty({size * slot}, opts);
+  if (slot > 0) unit.group->all_gather_into_tensor(gathered, send)->wait();
+  return gathered.narrow(0, 0, p.rows * p.row_numel).view(p.full_shape);
+}
+
+// Rows [first, first + count) of a whole tensor, as the shard holds them ([count, ...]).
+Tensor rows_of(const Tensor& whole, const ShardedParam& p) {
+  const Tensor rows = whole.dim() == 0 ? whole.reshape({1}) : whole;
+  return rows.narrow(0, p.first_row, p.local_rows);
+}
+
+std::string shape_text(const Shape& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+// Rank 0's verdict on a dict only it holds, told to every rank: empty, or the error to raise.
+std::string agree_on_error(ProcessGroup& group, const std::string& error) {
+  NoGradGuard no_grad;
+  Tensor length = full({1}, static_cast<double>(error.size()), TensorOptions().dtype(DType::Int64));
+  group.broadcast(length, 0)->wait();
+  const int64_t n = length.item<int64_t>();
+  if (n == 0) return {};
+  Tensor text = empty({n}, TensorOptions().dtype(DType::UInt8));
+  if (group.rank() == 0) std::memcpy(text.data_ptr(), error.data(), error.size());
+  group.broadcast(text, 0)->wait();
+  return std::string(static_cast<const char*>(text.data_ptr()), static_cast<size_t>(n));
+}
+
+// As Module::load_state_dict: ShapeError when shapes are all that is wrong, ValueError otherwise.
+[[noreturn]] void throw_load_error(const std::string& message) {
+  if (message.find("key(s)") == std::string::npos) throw ShapeError(message);
+  throw ValueError(message);
+}
+
+}  // namespace
+
+OrderedDict<std::string, Tensor> get_model_state_dict(const nn::Module& module, StateDictOptions options) {
+  OrderedDict<std::string, Tensor> state = module.state_dict();
+  if (!options.full_state_dict()) return state;
+  const auto sharded = sharded_parameters(module);
+  const ProcessGroup* group = group_of(module);
+  const bool keep = !options.cpu_offload() || !group || group->rank() == 0;
+  OrderedDict<std::string, Tensor> out;
+  for (const auto& [name, t] : state) {
+    const auto it = sharded.find(name);
+    Tensor whole = it == sharded.end() ? t : gather_whole(*it->second.param, *it->second.unit);
+    if (!keep) continue;
+    out.insert(name, options.cpu_offload() ? whole.to(Device(DeviceType::CPU), false, /*copy=*/true) : whole);
+  }
+  return out;
+}
+
+nn::IncompatibleKeys set_model_state_dict(nn::Module& module, const OrderedDict<std::string, Tensor>& state,
+                                          StateDictOptions options) {
+  if (!options.full_state_dict()) return module.load_state_dict(state, options.strict());
+  const auto sharded = sharded_parameters(module);
+  ProcessGroup* group = group_of(module);
+  const OrderedDict<std::string, Tensor> own = module.state_dict();
+  const auto whole_shape = [&](const std::string& name, const Tensor& t) {
+    const auto it = sharded.find(name);
+    return it == sharded.end() ? t.shape() : it->second.param->full_shape;
+  };
+
+  // What the dict must look like, checked where the dict is.
+  const auto problems = [&](const OrderedDict<std::string, Tensor>& dict) -> std::string {
+    std::string missing, unexpected, shapes;
+    for (const auto& [name, t] : own)
+      if (!dict.contains(name)) missing += (missing.empty() ? "\"" : ", \"") + name + "\"";
+    for (const auto& [name, t] : dict)
+      if (!own.contains(name)) unexpected += (unexpected.empty() ? "\"" : ", \"") + name + "\"";
+    for (const auto& [name, t] : own)
+      if (dict.contains(name) && dict[name].defined() && !(dict[name].shape() == whole_shape(name, t)))
+        shapes += "\n\tsize mismatch for " + name + ": copying a param with shape " + shape_text(dict[name].shape()) +
+                  " from checkpoint, the shape in current model is " + shape_text(whole_shape(name, t)) + ".";
+    std::string out;
+    if (options.strict() && !missing.empty()) out += "\n\tMissing key(s) in state_dict: " + missing + ".";
+    if (options.strict() && !unexpected.empty()) out += "\n\tUnexpected key(s) in state_dict: " + unexpected + ".";
+    out += shapes;
+    return out.empty() ? out : "Error(s) in loading state_dict for " + module.name() + ":" + out;
+  };
+
+  OrderedDict<std::string, Tensor> whole = state;
+  if (options.broadcast_from_rank0() && group && group->size() > 1) {
+    const bool root = group->rank() == 0;
+    const std::string error = agree_on_error(*group, root ? problems(state) : std::string());
+    if (!error.empty()) throw_load_error(error);
+    whole = OrderedDict<std::string, Tensor>();
+    NoGradGuard no_grad;
+    for (const auto& [name, t] : own) {
+      // Whether rank 0 has it: an absent key (strict=false) is skipped on every rank alike.
+      Tensor present = full({1}, root && state.contains(name) ? 1.0 : 0.0, TensorOptions().dtype(DType::Int32));
+      group->broadcast(present, 0)->wait();
+      if (present.item<int32_t>() == 0) continue;
+      Tensor values = root ? state[name].to(Device(DeviceType::CPU), t.dtype(), false, /*copy=*/true).contiguous()
+                           : empty(whole_shape(name, t), TensorOptions().dtype(t.dtype()));
+      group->broadcast(values, 0)->wait();
+      whole.insert(name, values);
+    }
+  } else if (const std::string error = problems(state); !error.empty()) {
+    throw_load_error(error);
+  }
+  // Each rank's rows of the sharded ones; load_state_dict then checks and copies everything at once.
+  OrderedDict<std::string, Tensor> local;
+  for (const auto& [name, t] : whole) {
+    const auto it = sharded.find(name);
+    local.insert(name, it == sharded.end() || !t.defined() ? t : rows_of(t, *it->second.param));
+  }
+  return module.load_state_dict(local, options.strict());
+}
+
+namespace checkpoint {
+namespace {
+
+std::string rank_file(int rank, int size) {
+  return "rank-" + std::to_string(rank) + "-of-" + std::to_string(size) + ".safetensors";
+}
+
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw IOError("checkpoint::save: could not write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw IOError("checkpoint::save: could not write " + path.string() + ": " + ec.message());
+}
+
+DType dtype_named(const std::string& name, const std::filesystem::path& index) {
+  for (int d = 0; d < kNumDTypes; ++d)
+    if (dtype_name(static_cast<DType>(d)) == name) return static_cast<DType>(d);
+  throw IOError("checkpoint::load: " + index.string() + " names an unknown dtype '" + name + "'");
+}
+
+// One tensor of the index.
+struct IndexEntry {
+  Shape shape;
+  DType dtype;
+  struct Piece {
+    std::string file;
+    int64_t first, end;  // rows [first, end)
+  };
+  std::vector<Piece> pieces;
+};
+
+std::map<std::string, IndexEntry> read_index(const std::filesystem::path& dir, std::vector<std::string>& order) {
+  const std::filesystem::path path = dir / "index.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError("checkpoint::load: " + path.string() + " does not exist or cannot be read");
+  std::map<std::string, IndexEntry> out;
+  try {
+    const nlohmann::json index = nlohmann::json::parse(in);
+    if (index.at("format").get<std::string>() != "locus-sharded-checkpoint" || index.at("version").get<int>() != 1)
+      throw IOError("checkpoint::load: " + path.string() + " is not a Locus sharded checkpoint index of version 1");
+    for (const auto& t : index.at("tensors")) {
+      IndexEntry e;
+      std::vector<int64_t> dims = t.at("shape").get<std::vector<int64_t>>();
+      for (int64_t d : dims)
+        if (d < 0) throw IOError("checkpoint::load: " + path.string() + ": negative size in a shape");
+      e.shape = Shape(dims);
+      e.dtype = dtype_named(t.at("dtype").get<std::string>(), path);
+      const int64_t rows = dims.empty() ? 1 : dims[0];
+      for (const auto& p : t.at("pieces")) {
+        const auto r = p.at("rows").get<std::vector<int64_t>>();
+        const std::string file = p.at("file").get<std::string>();
+        if (r.size() != 2 || r[0] < 0 || r[0] > r[1] || r[1] > rows || file.find('/') != std::string::npos)
+          throw IOError("checkpoint::load: " + path.string() + ": a piece of '" + t.at("name").get<std::string>() +
+                        "' has rows or a file name out of bounds");
+        e.pieces.push_back({file, r[0], r[1]});
+      }
+      const std::string name = t.at("name").get<std::string>();
+      order.push_back(name);
+      out[name] = std::move(e);
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw IOError("checkpoint::load: " + path.string() + " is not a valid index: " + e.what());
+  }
+  return out;
+}
+
+}  // namespace
+
+void save(const nn::Module& module, const std::string& directory) {
+  const auto sharded = sharded_parameters(module);
+  ProcessGroup* group = group_of(module);
+  const int rank = group ? group->rank() : 0, size = group ? group->size() : 1;
+  const std::filesystem::path dir(directory);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IOError("checkpoint::save: could not create " + directory + ": " + ec.message());
+  OrderedDict<std::string, Tensor> mine;
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& [name, t] : module.state_dict()) {
+    const auto it = sharded.find(name);
+    nlohmann::json entry;
+    entry["name"] = name;
+    entry["dtype"] = std::string(dtype_name(t.dtype()));
+    entry["pieces"] = nlohmann::json::array();
+    if (it == sharded.end()) {
+      if (rank == 0) mine.insert(name, t);
+      std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+      entry["shape"] = dims;
+      entry["pieces"].push_back({{"file", rank_file(0, size)}, {"rows", {0, t.dim() == 0 ? 1 : t.size(0)}}});
+    } else {
+      const ShardedParam& p = *it->second.param;
+      if (p.local_rows > 0) mine.insert(name, p.shard.detach());
+      std::vector<int64_t> dims(p.full_shape.begin(), p.full_shape.end());
+      entry["shape"] = dims;
+      for (int r = 0; r < size; ++r) {
+        const auto [first, count] = ShardedParam::rows_of(p.rows, size, r);
+        if (count > 0) entry["pieces"].push_back({{"file", rank_file(r, size)}, {"rows", {first, first + count}}});
+      }
+    }
+    tensors.push_back(entry);
+  }
+  locus::save(mine, (dir / rank_file(rank, size)).string());
+  if (rank == 0) {
+    const nlohmann::json index = {{"format", "locus-sharded-checkpoint"}, {"version", 1}, {"world_size", size}, {"tensors", tensors}};
+    write_atomically(dir / "index.json", index.dump(1));
+  }
+  if (group) group->barrier()->wait();
+}
+
+void load(nn::Module& module, const std::string& directory) {
+  const std::filesystem::path dir(directory);
+  std::vector<std::string> order;
+  const std::map<std::string, IndexEntry> index = read_index(dir, order);
+  const auto sharded = sharded_parameters(module);
+  std::map<std::string, OrderedDict<std::string, Tensor>> files;  // read once each
+  const auto file = [&](const std::string& name) -> const OrderedDict<std::string, Tensor>& {
+    auto it = files.find(name);
+    if (it == files.end()) it = files.emplace(name, locus::load((dir / name).string())).first;
+    return it->second;
+  };
+  std::string missing, unexpected;
+  const OrderedDict<std::string, Tensor> own = module.state_dict();
+  for (const auto& [name, t] : own)
+    if (!index.count(name)) missing += (missing.empty() ? "\"" : ", \"") + name + "\"";
+  for (const std::string& name : order)
+    if (!own.contains(name)) unexpected += (unexpected.empty() ? "\"" : ", \"") + name + "\"";
+  if (!missing.empty() || !unexpected.empty())
+    throw ValueError("checkpoint::load: " + directory + " and " + module.name() + " do not hold the same tensors:" +
+                     (missing.empty() ? "" : " missing from the checkpoint: " + missing + ";") +
+                     (unexpected.empty() ? "" : " not in the model: " + unexpected + ";"));
+  // This rank's rows of every tensor, assembled from the pieces that hold them.
+  OrderedDict<std::string, Tensor> local;
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : own) {
+    const IndexEntry& e = index.at(name);
+    const auto it = sharded.find(name);
+    const Shape want = it == sharded.end() ? t.shape() : it->second.param->full_shape;
+    if (!(e.shape == want))
+      throw ShapeError("checkpoint::load: '" + name + "' is " + shape_text(e.shape) + " in " + directory + " but " +
+                       shape_text(want) + " in the model");
+    const int64_t rows = e.shape.size() == 0 ? 1 : e.shape[0];
+    const int64_t first = it == sharded.end() ? 0 : it->second.param->first_row;
+    const int64_t count = it == sharded.end() ? rows : it->second.param->local_rows;
+    // [count, the rest of the shape]: a 0-dim tensor is one row.
+    std::vector<int64_t> dims{count};
+    for (size_t d = 1; d < e.shape.size(); ++d) dims.push_back(e.shape[d]);
+    Tensor out = empty(Shape(dims), TensorOptions().dtype(e.dtype));
+    int64_t covered = 0;
+    for (const IndexEntry::Piece& piece : e.pieces) {
+      const int64_t from = std::max(first, piece.first), to = std::min(first + count, piece.end);
+      if (from >= to) continue;
+      const auto& values = file(piece.file);
+      if (!values.contains(name))
+        throw IOError("checkpoint::load: " + (dir / piece.file).string() + " lacks '" + name + "', which index.json puts there");
+      Tensor stored = values[name];
+      if (stored.dim() == 0) stored = stored.reshape({1});
+      if (stored.dim() != static_cast<int64_t>(dims.size()) || stored.size(0) != piece.end - piece.first || stored.dtype() != e.dtype)
+        throw IOError("checkpoint::load: '" + name + "' in " + (dir / piece.file).string() + " does not match index.json");
+      out.narrow(0, from - first, to - from).copy_(stored.narrow(0, from - piece.first, to - from));
+      covered += to - from;
+    }
+    if (covered != count)
+      throw IOError("checkpoint::load: the pieces of '" + name + "' in " + directory + " do not cover its rows");
+    local.insert(name, it == sharded.end() ? out.view(t.shape()) : out);
+  }
+  module.load_state_dict(local, /*strict=*/true);
+}
+
+}  // namespace checkpoint
+
+}  // namespace locus::distributed
