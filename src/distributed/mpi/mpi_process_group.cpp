@@ -22,8 +22,10 @@
 // buffer that puts each chunk of every rank's part in its place.
 //
 // MPI has no timeouts and cannot cancel a collective. Every collective is therefore nonblocking
-// and waited for by polling MPI_Test, as MPI's own blocking waits poll (a 2-rank 800 KiB
-// all-reduce took the same time both ways), so the group's timeout can be checked. A collective
+// and waited for by polling MPI_Test, as MPI's own blocking waits poll (in a C loop on the 2-core
+// development machine, a 2-rank 800 KiB all-reduce with this reduction took 250 us polled and
+// 270 us blocking), so the group's timeout can be checked; the poll yields the core every 64
+// tests, which keeps two ranks on a busy machine from starving each other. A collective
 // past it has buffers MPI may still write into and peers that may still arrive; no state is safe
 // to go on from, so the rank prints the DistributedError it cannot raise (the collective, its
 // number, the rank, the time waited) and calls MPI_Abort, which ends every rank of the job.
