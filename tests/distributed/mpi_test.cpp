@@ -378,6 +378,23 @@ TEST(MpiGroup, DebugModeNamesMismatchedCalls) {
                                               "process group unusable: " + mismatch + "; create a new group");
 }
 
+TEST(MpiGroup, CollectivesOfTwoGroupsMayStartInEitherOrder) {
+  SKIP_OUTSIDE_MPI_JOB();
+  // Every rank issues A's all-reduce (asynchronous) and then B's barrier, but rank 0 runs the
+  // barrier first, on its own thread, while A's waits for the worker; the other ranks run A's
+  // first. Neither may wait for the other to let go of MPI.
+  auto a = mpi_group("order_a"), b = mpi_group("order_b");
+  const int n = a->size(), r = a->rank();
+  for (int round = 0; round < 3; ++round) {
+    Tensor t = full({1000}, static_cast<double>(r));
+    auto work = a->all_reduce(t);
+    if (r != 0) work->wait();
+    b->barrier()->wait();
+    work->wait();
+    EXPECT_EQ(values(t)[999], n * (n - 1) / 2.0);
+  }
+}
+
 TEST(MpiGroup, DefaultGroupWithoutAStore) {
   SKIP_OUTSIDE_MPI_JOB();
   ScopedEnv no_store("LOCUS_STORE", nullptr);

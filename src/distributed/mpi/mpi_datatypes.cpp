@@ -4,6 +4,7 @@
 
 #include "src/distributed/mpi/mpi_datatypes.h"
 
+#include <atomic>
 #include <cstdio>
 
 #include "src/distributed/host_reduce.h"
@@ -28,14 +29,17 @@ struct Tables {
   HostReduce reduce[kNumDTypes][kNumOps];
   MPI_Op ops[kNumOps] = {};
 };
-Tables* g_tables = nullptr;  // made under lock_mpi(), never freed (MPI's handles die with MPI)
+// Made under lock_mpi() by the first group, read by its collectives; never freed (MPI's handles
+// die with MPI).
+std::atomic<Tables*> g_tables{nullptr};
 
 // MPI's signature for a user-defined reduction: inout[i] = in[i] (op) inout[i].
 template <int Op>
 void combine(void* in, void* inout, int* len, MPI_Datatype* type) {
+  const Tables& t = *g_tables.load(std::memory_order_acquire);
   for (int d = 0; d < kNumDTypes; ++d)
-    if (g_tables->types[d] == *type) {
-      g_tables->reduce[d][Op](inout, in, inout, static_cast<size_t>(*len));
+    if (t.types[d] == *type) {
+      t.reduce[d][Op](inout, in, inout, static_cast<size_t>(*len));
       return;
     }
   // Only Locus's calls reach this function, each with one of the datatypes above.
@@ -43,8 +47,8 @@ void combine(void* in, void* inout, int* len, MPI_Datatype* type) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-Tables& tables() {
-  if (g_tables) return *g_tables;
+const Tables& tables() {
+  if (const Tables* made = g_tables.load(std::memory_order_acquire)) return *made;
   auto* t = new Tables;
   for (int d = 0; d < kNumDTypes; ++d) {
     const DType dtype = static_cast<DType>(d);
@@ -52,11 +56,11 @@ Tables& tables() {
     MPI_Type_commit(&t->types[d]);
     for (int o = 0; o < kNumOps; ++o) t->reduce[d][o] = host_reduce(dtype, kOps[o]);
   }
-  g_tables = t;  // before the ops exist: their functions read it
   MPI_Op_create(&combine<0>, /*commute=*/1, &t->ops[0]);
   MPI_Op_create(&combine<1>, 1, &t->ops[1]);
   MPI_Op_create(&combine<2>, 1, &t->ops[2]);
   MPI_Op_create(&combine<3>, 1, &t->ops[3]);
+  g_tables.store(t, std::memory_order_release);
   return *t;
 }
 

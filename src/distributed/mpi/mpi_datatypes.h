@@ -11,11 +11,12 @@
 namespace locus::distributed {
 
 /// The datatype of one element of `dtype`: contiguous bytes of its size, which MPI moves without
-/// looking inside. Call with lock_mpi() held, MPI initialised.
+/// looking inside. MPI must be initialised; the first call (an mpi group's constructor makes it)
+/// needs lock_mpi() held, later ones need nothing.
 MPI_Datatype mpi_element_type(DType dtype);
 
 /// The operation that combines elements of mpi_element_type(dtype), for any dtype, as
-/// host_reduce does (Avg as Sum: the caller divides). Call with lock_mpi() held, MPI initialised.
+/// host_reduce does (Avg as Sum: the caller divides). The same conditions as mpi_element_type.
 MPI_Op mpi_reduce_op(ReduceOp op);
 
 }  // namespace locus::distributed

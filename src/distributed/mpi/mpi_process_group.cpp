@@ -6,10 +6,9 @@
 // its mpi groups in the same order. Rank and size are MPI's (new_group checks RANK and
 // WORLD_SIZE, or GroupOptions, against them when given).
 //
-// Collectives run one at a time in call order (Note [Collective queue]) and call MPI under the
-// process-wide lock (Note [MPI runtime]), so collectives of different mpi groups never overlap:
-// every rank must issue them in one consistent order, as MPI requires of blocking collectives.
-// MPI works on host memory: a contiguous CPU tensor is used in place, any other goes through a
+// A group's collectives run one at a time in call order (Note [Collective queue]); they take the
+// process-wide MPI lock call by call (Note [MPI runtime]), so the collectives of two mpi groups
+// progress side by side, in whatever order each rank's threads happen to start them. MPI works on host memory: a contiguous CPU tensor is used in place, any other goes through a
 // host copy and back. An element is MPI_BYTEs of its dtype's size and a reduction is a
 // user-defined MPI_Op that runs host_reduce's loop (mpi_datatypes.cpp), so every dtype reduces
 // as on Gloo, bit for bit (float16 and bfloat16 in float, bool sums as `or`, integers
@@ -46,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -95,17 +95,22 @@ struct OwnedComm {
 [[noreturn]] void abort_job(MPI_Comm comm, const std::string& message) {
   std::fprintf(stderr, "[locus] DistributedError: %s\n", message.c_str());
   std::fflush(stderr);
+  auto lock = lock_mpi();
   MPI_Abort(comm, 1);
   std::abort();  // MPI_Abort does not return; should an MPI return from it, the rank still stops
 }
 
 // Waits for `request`, driving MPI's progress (a nonblocking collective advances only inside MPI
-// calls) and yielding the core now and then, as MPI's own waits do on a busy machine. Returns
-// MPI's error code. Past `deadline`, ends the job with the message `timed_out` makes.
+// calls) and yielding the core now and then, as MPI's own waits do on a busy machine. Takes the
+// MPI lock for each test only (Note [MPI runtime]). Returns MPI's error code. Past `deadline`,
+// ends the job with the message `timed_out` makes.
 int wait_for(MPI_Request& request, MPI_Comm comm, Clock::time_point deadline, const std::function<std::string()>& timed_out) {
   for (uint64_t spins = 1;; ++spins) {
-    int done = 0;
-    const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    int done = 0, rc = MPI_SUCCESS;
+    {
+      auto lock = lock_mpi();
+      rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
     if (rc != MPI_SUCCESS || done) return rc;
     if (spins % 64 == 0) {
       if (Clock::now() > deadline) abort_job(comm, timed_out());
@@ -125,12 +130,18 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
  public:
   MpiProcessGroup(std::chrono::milliseconds timeout, const std::string& name)
       : timeout_(timeout), name_(name), debug_(collective_debug_enabled()), max_count_(max_count_from_environment()) {
-    auto lock = lock_mpi();
-    ensure_mpi_initialized();
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Request request = MPI_REQUEST_NULL;
-    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &comm_.comm, &request);
+    int rc = MPI_SUCCESS;
+    std::optional<MpiInFlight> joining;
+    {
+      auto lock = lock_mpi();
+      ensure_mpi_initialized();
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+      MPI_Comm_size(MPI_COMM_WORLD, &size_);
+      mpi_reduce_op(ReduceOp::Sum);  // the datatypes and ops, made now, under the lock
+      joining.emplace();
+      rc = MPI_Comm_idup(MPI_COMM_WORLD, &comm_.comm, &request);
+    }
     if (rc == MPI_SUCCESS)
       rc = wait_for(request, MPI_COMM_WORLD, Clock::now() + timeout_, [&] {
         return "process group '" + name_ + "' (mpi): rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
@@ -138,12 +149,14 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
                " ms for the other ranks to make it (every rank must make its mpi groups in the same order); MPI cannot "
                "cancel the wait, so Locus ends the job (MPI_Abort)";
       });
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+      comm_.comm = MPI_COMM_NULL;  // not made
       throw DistributedError("process group '" + name_ + "' (mpi): MPI_Comm_idup failed on rank " + std::to_string(rank_) +
                              ": " + mpi_error_text(rc));
+    }
+    auto lock = lock_mpi();
     MPI_Comm_set_errhandler(comm_.comm, MPI_ERRORS_RETURN);
     MPI_Comm_set_name(comm_.comm, ("locus:" + name_).c_str());
-    mpi_reduce_op(ReduceOp::Sum);  // the datatypes and ops, made now, under the lock
   }
 
   int rank() const noexcept override { return rank_; }
@@ -161,8 +174,9 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
       char* data = static_cast<char*>(b.data());
       const size_t item = itemsize(t.dtype());
       for_chunks(t.numel(), max_count_, [&](int64_t offset, int count) {
-        MPI_Request r = MPI_REQUEST_NULL;
-        complete("MPI_Iallreduce", MPI_Iallreduce(MPI_IN_PLACE, data + offset * item, count, type, reduce, comm_.comm, &r), r);
+        complete("MPI_Iallreduce", [&](MPI_Request* r) {
+          return MPI_Iallreduce(MPI_IN_PLACE, data + offset * item, count, type, reduce, comm_.comm, r);
+        });
       });
       if (op == ReduceOp::Avg) b.host.div_(static_cast<double>(size_));
       b.write_back();
@@ -179,8 +193,7 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
       char* data = static_cast<char*>(b.data());
       const size_t item = itemsize(t.dtype());
       for_chunks(t.numel(), max_count_, [&](int64_t offset, int count) {
-        MPI_Request r = MPI_REQUEST_NULL;
-        complete("MPI_Ibcast", MPI_Ibcast(data + offset * item, count, type, root, comm_.comm, &r), r);
+        complete("MPI_Ibcast", [&](MPI_Request* r) { return MPI_Ibcast(data + offset * item, count, type, root, comm_.comm, r); });
       });
       b.write_back();
     });
@@ -254,8 +267,7 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
   std::shared_ptr<Work> barrier() override {
     count_collective(0);
     return enqueue(CollectiveCall::barrier(), [this] {
-      MPI_Request r = MPI_REQUEST_NULL;
-      complete("MPI_Ibarrier", MPI_Ibarrier(comm_.comm, &r), r);
+      complete("MPI_Ibarrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_.comm, r); });
     });
   }
 
@@ -273,9 +285,8 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
   void all_gather_flat(const void* in, void* out, int64_t n, DType dtype) {
     const MPI_Datatype type = mpi_element_type(dtype);
     if (n <= max_count_) {
-      MPI_Request r = MPI_REQUEST_NULL;
       const int count = static_cast<int>(n);
-      complete("MPI_Iallgather", MPI_Iallgather(in, count, type, out, count, type, comm_.comm, &r), r);
+      complete("MPI_Iallgather", [&](MPI_Request* r) { return MPI_Iallgather(in, count, type, out, count, type, comm_.comm, r); });
       return;
     }
     // Parts longer than an MPI count: chunk [offset, offset + count) of every rank's part is
@@ -286,9 +297,9 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
     char* base = static_cast<char*>(out);
     const char* mine = in == MPI_IN_PLACE ? base + static_cast<size_t>(rank_ * n) * item : static_cast<const char*>(in);
     for_chunks(n, most, [&](int64_t offset, int count) {
-      MPI_Request r = MPI_REQUEST_NULL;
-      complete("MPI_Iallgather", MPI_Iallgather(mine + offset * item, count, type, staged.data_ptr(), count, type, comm_.comm, &r),
-               r);
+      complete("MPI_Iallgather", [&](MPI_Request* r) {
+        return MPI_Iallgather(mine + offset * item, count, type, staged.data_ptr(), count, type, comm_.comm, r);
+      });
       for (int rank = 0; rank < size_; ++rank)
         std::memcpy(base + static_cast<size_t>(rank * n + offset) * item,
                     static_cast<const char*>(staged.data_ptr()) + static_cast<size_t>(rank) * count * item, count * item);
@@ -300,9 +311,9 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
     const MPI_Datatype type = mpi_element_type(dtype);
     const MPI_Op reduce = mpi_reduce_op(op);
     if (n <= max_count_) {
-      MPI_Request r = MPI_REQUEST_NULL;
-      complete("MPI_Ireduce_scatter_block",
-               MPI_Ireduce_scatter_block(in, out, static_cast<int>(n), type, reduce, comm_.comm, &r), r);
+      complete("MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
+        return MPI_Ireduce_scatter_block(in, out, static_cast<int>(n), type, reduce, comm_.comm, r);
+      });
       return;
     }
     // Parts longer than an MPI count: chunk [offset, offset + count) of every part is packed
@@ -315,11 +326,10 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
       for (int rank = 0; rank < size_; ++rank)
         std::memcpy(static_cast<char*>(staged.data_ptr()) + static_cast<size_t>(rank) * count * item,
                     base + static_cast<size_t>(rank * n + offset) * item, count * item);
-      MPI_Request r = MPI_REQUEST_NULL;
-      complete("MPI_Ireduce_scatter_block",
-               MPI_Ireduce_scatter_block(staged.data_ptr(), static_cast<char*>(out) + offset * item, count, type, reduce,
-                                         comm_.comm, &r),
-               r);
+      complete("MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
+        return MPI_Ireduce_scatter_block(staged.data_ptr(), static_cast<char*>(out) + offset * item, count, type, reduce,
+                                         comm_.comm, r);
+      });
     });
   }
 
@@ -327,13 +337,17 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
     return queue_.enqueue(std::move(call), [job = std::move(job)](uint64_t) { job(); }, weak_from_this());
   }
 
-  // The queue's runner: one collective, after the checks, under the MPI lock.
+  // The queue's runner: one collective, after the checks, marked in flight (Note [MPI runtime]).
   void run(const CollectiveCall& call, uint64_t seq, const CollectiveQueue::Job& job) {
     if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
-    auto lock = lock_mpi();
-    if (mpi_finalized())
-      throw DistributedError(call.describe() + " #" + std::to_string(seq) +
-                             ": MPI was finalized (by the program, or at exit) before it ran");
+    std::optional<MpiInFlight> in_flight;
+    {
+      auto lock = lock_mpi();
+      if (mpi_finalized())
+        throw DistributedError(call.describe() + " #" + std::to_string(seq) +
+                               ": MPI was finalized (by the program, or at exit) before it ran");
+      in_flight.emplace();
+    }
     running_call_ = &call;
     running_seq_ = seq;
     deadline_ = Clock::now() + timeout_;
@@ -345,17 +359,24 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
   void check_same_call(const CollectiveCall& call, uint64_t seq) {
     std::vector<CollectiveCall> all(static_cast<size_t>(size_));
     const int bytes = static_cast<int>(sizeof(CollectiveCall));
-    MPI_Request r = MPI_REQUEST_NULL;
-    complete("MPI_Iallgather", MPI_Iallgather(&call, bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, comm_.comm, &r), r);
+    complete("MPI_Iallgather",
+             [&](MPI_Request* r) { return MPI_Iallgather(&call, bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, comm_.comm, r); });
     if (std::string mismatch = describe_mismatch(all); !mismatch.empty()) {
       broken_ = "collective #" + std::to_string(seq) + ": " + mismatch;
       throw DistributedError(broken_);
     }
   }
 
-  // Waits for the MPI call `function` started (its result `rc`, its request `request`); an MPI
-  // error makes the group unusable and raises.
-  void complete(const char* function, int rc, MPI_Request& request) {
+  // Starts the nonblocking MPI call `function` (start(&request) makes it, under the MPI lock) and
+  // waits for it; an MPI error makes the group unusable and raises.
+  template <class Start>
+  void complete(const char* function, Start&& start) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+    {
+      auto lock = lock_mpi();
+      rc = start(&request);
+    }
     if (rc == MPI_SUCCESS) rc = wait_for(request, comm_.comm, deadline_, [this] { return timeout_message(); });
     if (rc != MPI_SUCCESS) {
       broken_ = running_call_->describe() + " #" + std::to_string(running_seq_) + " failed on rank " +

@@ -3,8 +3,14 @@
 // asks for one never starts MPI (outside mpirun, Open MPI's singleton start takes half a second
 // and a helper daemon). Locus asks for MPI_THREAD_SERIALIZED: its collectives run on a group's
 // worker thread or on the thread that waits for them (Note [Collective queue]), so several
-// threads call MPI, and one process-wide lock makes them take turns. A program that initialised
-// MPI itself keeps it, with at least that level of thread support.
+// threads call MPI, and one process-wide lock makes them take turns, call by call. A collective
+// holds it while it starts and during each test of its progress, never while it waits, so the
+// collectives of two groups progress side by side on two threads and need not start in the same
+// order on every rank (nonblocking collectives on different communicators need not). Holding
+// the lock through a whole collective would deadlock a rank that runs group B's collective on its
+// caller thread while group A's, issued first, waits for the worker, against a rank that ran
+// A's first. A program that initialised MPI itself keeps it, with at least that level of thread
+// support.
 //
 // MPI wants MPI_Finalize before a clean exit: mpirun treats a rank that ends without it as a
 // failure and stops the job. MPI_Finalize waits for every rank, though, so a rank that exits
@@ -13,16 +19,18 @@
 // the exit status: after exit status 0 it finalizes (when Locus initialised MPI); after any other
 // it leaves MPI alone, mpirun sees the rank fail, and it ends the job at once (Open MPI's
 // default). A process killed by a signal or std::terminate never gets here, and mpirun ends the
-// job as well. At exit a collective may still be running on a worker thread (asynchronous, never
-// waited for): finalizing under it is not allowed, so after kExitGrace Locus exits without
-// finalizing, which ends the job too.
+// job as well. At exit a collective may still be in flight on a worker thread (asynchronous, never
+// waited for): finalizing under it is not allowed, so after waiting kExitGrace for it Locus exits
+// without finalizing, which ends the job too.
 
 #include "src/distributed/mpi/mpi_runtime.h"
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "locus/errors.h"
 
@@ -30,6 +38,7 @@ namespace locus::distributed {
 namespace {
 
 std::timed_mutex g_mpi;
+std::atomic<int> g_in_flight{0};  ///< MpiInFlight objects alive
 
 constexpr auto kExitGrace = std::chrono::seconds(2);
 
@@ -44,20 +53,30 @@ const char* thread_level_name(int level) {
 
 void finalize_at_exit(int status, void*) {
   if (status != 0) return;  // let mpirun see the failure (Note [MPI runtime])
-  std::unique_lock lock(g_mpi, std::defer_lock);
-  if (!lock.try_lock_for(kExitGrace)) {
-    std::fprintf(stderr, "[locus] exiting while an MPI collective still runs on another thread; MPI is left unfinalized, "
-                         "so mpirun ends the job: wait for every collective before exiting\n");
-    return;
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  for (;;) {
+    {
+      std::unique_lock lock(g_mpi, std::defer_lock);
+      if (lock.try_lock_until(deadline) && g_in_flight.load() == 0) {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Finalize();
+        return;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  std::fprintf(stderr, "[locus] exiting while an MPI collective is still in flight on another thread; MPI is left "
+                       "unfinalized, so mpirun ends the job: wait for every collective before exiting\n");
 }
 
 }  // namespace
 
 std::unique_lock<std::timed_mutex> lock_mpi() { return std::unique_lock(g_mpi); }
+
+MpiInFlight::MpiInFlight() { g_in_flight.fetch_add(1); }
+MpiInFlight::~MpiInFlight() { g_in_flight.fetch_sub(1); }
 
 void ensure_mpi_initialized() {
   if (mpi_finalized())

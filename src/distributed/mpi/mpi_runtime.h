@@ -11,8 +11,19 @@
 namespace locus::distributed {
 
 /// The lock every MPI call of Locus's is made under: MPI is initialised with
-/// MPI_THREAD_SERIALIZED, which lets any thread call it, but one at a time.
+/// MPI_THREAD_SERIALIZED, which lets any thread call it, but one at a time. Held for one call
+/// (or a few), never while waiting for other ranks.
 std::unique_lock<std::timed_mutex> lock_mpi();
+
+/// Marks one collective (or a group being made) as in flight while it lives: MPI is not finalized
+/// at exit under it. Make it with lock_mpi() held, after mpi_finalized() said false.
+class MpiInFlight {
+ public:
+  MpiInFlight();
+  ~MpiInFlight();
+  MpiInFlight(const MpiInFlight&) = delete;
+  MpiInFlight& operator=(const MpiInFlight&) = delete;
+};
 
 /// Initialises MPI unless the program already has (MPI_Init_thread with MPI_THREAD_SERIALIZED),
 /// and arranges its finalization at a clean exit. Call with lock_mpi() held. DistributedError
