@@ -8,8 +8,9 @@
 //
 // A group's collectives run one at a time in call order (Note [Collective queue]); they take the
 // process-wide MPI lock call by call (Note [MPI runtime]), so the collectives of two mpi groups
-// progress side by side, in whatever order each rank's threads happen to start them. MPI works on host memory: a contiguous CPU tensor is used in place, any other goes through a
-// host copy and back. An element is MPI_BYTEs of its dtype's size and a reduction is a
+// progress side by side, in whatever order each rank's threads happen to start them. MPI works
+// on host memory: a contiguous CPU tensor is used in place, any other goes through a host copy
+// and back. An element is MPI_BYTEs of its dtype's size and a reduction is a
 // user-defined MPI_Op that runs host_reduce's loop (mpi_datatypes.cpp), so every dtype reduces
 // as on Gloo, bit for bit (float16 and bfloat16 in float, bool sums as `or`, integers
 // wrapping); Avg is the sum divided by the size. Each collective is MPI's own, whose algorithm
