@@ -269,6 +269,29 @@ TEST(MpiGroup, FlatForms) {
   check_flat_forms(*g, 5);
 }
 
+TEST(MpiGroup, EmptyTensors) {
+  SKIP_OUTSIDE_MPI_JOB();
+  // A rank's shard may be empty (fully_shard of a small parameter over many ranks).
+  auto g = mpi_group("empty");
+  const int n = g->size();
+  Tensor none = empty({0});
+  g->all_reduce(none)->wait();
+  g->broadcast(none, 0)->wait();
+  Tensor flat = empty({0});
+  g->all_gather_into_tensor(flat, none)->wait();
+  g->reduce_scatter_tensor(none, flat)->wait();
+  std::vector<Tensor> outs;
+  for (int k = 0; k < n; ++k) outs.push_back(empty({0, 3}));
+  g->all_gather(outs, empty({0, 3}))->wait();
+  Tensor mine = empty({0, 3});
+  g->reduce_scatter(mine, outs)->wait();
+  EXPECT_EQ(g->stats().collectives, 6);
+  EXPECT_EQ(g->stats().bytes, 0);
+  Tensor after = ones({2});
+  g->all_reduce(after)->wait();
+  EXPECT_EQ(values(after), std::vector<double>(2, n));
+}
+
 TEST(MpiGroup, TensorsLongerThanAnMpiCountGoInPieces) {
   SKIP_OUTSIDE_MPI_JOB();
   // The group splits at 3 elements as it splits at 2^31 - 1: 7 and 14 element parts take
