@@ -1,5 +1,7 @@
-// Distributed benchmarks over Gloo, beside bench/torch_dist_bench.py (torch.distributed, gloo)
-// with the same names, run by bench/dist_bench.sh: each a rank of `locus run --nproc-per-node 2`.
+// Distributed benchmarks over Gloo or MPI, beside bench/torch_dist_bench.py (torch.distributed,
+// gloo) with the same names, run by bench/dist_bench.sh: each a rank of `locus run
+// --nproc-per-node 2` (gloo, the default) or of `locus run --backend mpi --nproc-per-node 2`
+// with --backend mpi (the same rows over Locus's mpi groups).
 //   dist_all_reduce_<size>   GB/s: bytes of the tensor / time of one all_reduce (sum, float32)
 //   dist_mlp_step_single_b64 ms:   one SGD step of the MLP 784-256-10, batch 64, no group
 //   dist_mlp_step_ddp_b64    ms:   the same step under DistributedDataParallel, batch 64 per rank
@@ -7,6 +9,7 @@
 // Both ranks run the same repeat counts (a collective cannot calibrate per rank), fixed by size;
 // rank 0 times and writes the JSON.
 //   locus run --nproc-per-node 2 locus_dist_bench --json out.json
+//   locus run --backend mpi --nproc-per-node 2 locus_dist_bench --backend mpi --json out.json
 
 #include <algorithm>
 #include <chrono>
@@ -87,18 +90,26 @@ void mlp_rows(bench::Harness& h, std::shared_ptr<distributed::ProcessGroup> g) {
   h.record("dist_mlp_ddp_overhead_b64", "ms", overhead, "DDP step minus the plain step, sample by sample");
 }
 
+// --backend gloo|mpi (default gloo): the engine of both groups.
+std::string backend_option(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--backend") return argv[i + 1];
+  return "gloo";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bench::Options opts(argc, argv, {"all_reduce", "ddp"});
-  distributed::init_process_group("gloo");
+  const std::string backend = backend_option(argc, argv);
+  distributed::init_process_group(backend);
   auto& g = distributed::default_group();
-  std::shared_ptr<distributed::ProcessGroup> group = distributed::new_group("gloo", distributed::GroupOptions().name("ddp"));
+  std::shared_ptr<distributed::ProcessGroup> group = distributed::new_group(backend, distributed::GroupOptions().name("ddp"));
   bench::Harness h;
   if (opts.wants("all_reduce")) all_reduce_rows(h);
   if (opts.wants("ddp")) mlp_rows(h, group);
   if (g.rank() == 0 && !opts.json.empty())
-    h.write_json(opts.json, "locus", "{\"ranks\": " + std::to_string(g.size()) + ", \"backend\": \"gloo\"}");
+    h.write_json(opts.json, "locus", "{\"ranks\": " + std::to_string(g.size()) + ", \"backend\": \"" + backend + "\"}");
   distributed::destroy_process_group();
   return 0;
 }

@@ -69,6 +69,26 @@ else()
   set(LOCUS_GLOO_TEXT "off (libgloo-dev not found)")
 endif()
 
+# Open MPI (Debian libopenmpi-dev) carries the mpi process groups, for programs that mpirun starts.
+# Found through CMake's FindMPI for the C++ compiler (Locus calls MPI's C functions; MPI's
+# deprecated C++ bindings stay out) and linked by path, like Gloo, so a consumer of the installed
+# package needs no MPI CMake files.
+set(MPI_CXX_SKIP_MPICXX ON)
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND)
+  set(LOCUS_WITH_MPI ON)
+  set(LOCUS_MPI_LIBRARIES ${MPI_CXX_LIBRARIES})
+  list(FILTER LOCUS_MPI_LIBRARIES EXCLUDE REGEX "mpi_cxx")  # the C++ bindings' library, unused
+  add_library(Locus::mpi INTERFACE IMPORTED)
+  target_link_libraries(Locus::mpi INTERFACE ${LOCUS_MPI_LIBRARIES})
+  target_include_directories(Locus::mpi INTERFACE ${MPI_CXX_INCLUDE_DIRS})
+  target_compile_definitions(Locus::mpi INTERFACE ${MPI_CXX_COMPILE_DEFINITIONS})
+  set(LOCUS_MPI_TEXT "MPI ${MPI_CXX_VERSION} (${LOCUS_MPI_LIBRARIES})")
+else()
+  set(LOCUS_WITH_MPI OFF)
+  set(LOCUS_MPI_TEXT "mpi off (libopenmpi-dev not found)")
+endif()
+
 set(LOCUS_WITH_CUDA OFF)
 set(LOCUS_CUDA_TEXT "off (LOCUS_CUDA=OFF)")
 if(NOT LOCUS_CUDA STREQUAL "OFF")
@@ -160,4 +180,4 @@ if(LOCUS_WITH_CUDA)
     string(APPEND LOCUS_CUDA_TEXT "; convolutions on im2col + cuBLAS (cuDNN or the cudnn-frontend headers not found: scripts/install-deps.sh)")
   endif()
 endif()
-message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; bfloat16 products ${LOCUS_DNNL_TEXT}; CUDA backend ${LOCUS_CUDA_TEXT}; process groups ${LOCUS_GLOO_TEXT}, ${LOCUS_NCCL_TEXT}")
+message(STATUS "Locus: BLAS ${LOCUS_OPENBLAS_LIBRARY}; bfloat16 products ${LOCUS_DNNL_TEXT}; CUDA backend ${LOCUS_CUDA_TEXT}; process groups ${LOCUS_GLOO_TEXT}, ${LOCUS_NCCL_TEXT}, ${LOCUS_MPI_TEXT}")

@@ -1,9 +1,9 @@
 # Debian packages from one build (`cpack` in the build directory; scripts/package.sh):
-#   liblocus0        liblocus.so.N, the core (CPU and sim devices, Gloo process groups)
+#   liblocus0        liblocus.so.N, the core (CPU and sim devices, Gloo and MPI process groups)
 #   liblocus-cuda0   the CUDA backend and NCCL process group modules, loaded where a driver is
 #   liblocus-dev     headers, the CMake package, locus.pc, the liblocus.so link
 #   locus-tools      the `locus` command
-# liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo,
+# liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo, Open MPI,
 # zlib, libzip); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
 # cuda-libraries / libnccl2 packages from NVIDIA's repository), which Debian does not carry, so
 # liblocus-cuda0 recommends them rather than depending on them: without them
@@ -31,7 +31,7 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 # one (Note [CPU threads]) and its RUNPATH points there.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo process groups)")
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo and MPI process groups)")
 
 set(CPACK_DEBIAN_CUDA_PACKAGE_NAME "liblocus-cuda${soversion}")
 set(CPACK_COMPONENT_CUDA_DEPENDS runtime)

@@ -20,6 +20,9 @@ packages+=(clang libclang-rt-14-dev libomp-14-dev)
 packages+=(fortunes)
 # The two-node launcher test: a Redis store on 127.0.0.1 (the server only; nothing starts it as a service).
 packages+=(redis-server)
+# MPI process groups (init_process_group("mpi"), `locus run --backend mpi`): Open MPI's headers and
+# library, and its mpirun.
+packages+=(libopenmpi-dev openmpi-bin)
 # The DLPack consumer test: NumPy reading Locus tensors through a test-only Python module.
 packages+=(pybind11-dev python3-dev python3-numpy)
 [ "${LOCUS_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch libtorch-dev)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `locus run`, the launcher, on loopback: tests/locus_run.sh LOCUS LOCUS_TESTS CASE. The ranks are
 # `sh -c` programs, and in case process_group the LaunchedByLocusRun tests of LOCUS_TESTS
-# (tests/tools/launched_ranks_test.cpp) in a real process group. Every case is bounded: a launcher
-# that fails to stop its ranks fails the case within seconds. Exit 77: skipped (no Gloo).
+# (tests/tools/launched_ranks_test.cpp) in a real process group; case mpi launches through mpirun.
+# Every case is bounded: a launcher that fails to stop its ranks fails the case within seconds.
+# Exit 77: skipped (no Gloo; for case mpi, no MPI).
 set -euo pipefail
 locus="$1"
 locus_tests="$2"
@@ -230,6 +231,56 @@ usage)
   launch ./not-executable
   expect_rc 126
   expect_line err "locus run: cannot run './not-executable': Permission denied"
+  ;;
+mpi)
+  # --backend mpi: mpirun starts the ranks, with the environment of any `locus run` and
+  # LOCUS_DIST_BACKEND=mpi; a rank that fails ends the job (mpirun's default), whether it exits
+  # with an error, throws, or times out in a collective (tests/distributed/mpi_test.cpp, MpiFailure).
+  command -v mpirun > /dev/null || { echo "no mpirun"; exit 77; }
+  "$locus" info | grep -qxF "  mpi: available" || { echo "built without MPI"; exit 77; }
+  unset OMP_NUM_THREADS
+  port=$(free_port)
+  launch --backend mpi --nproc-per-node 2 --master-port "$port" sh -c '
+    echo "env $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $GROUP_RANK $MASTER_ADDR $MASTER_PORT $LOCUS_DIST_BACKEND"
+    echo "store $LOCUS_STORE"; echo "id $LOCUS_RUN_ID"; echo "to stderr" >&2'
+  expect_rc 0
+  for r in 0 1; do
+    expect_line out "[1,$r]<stdout>:env $r $r 2 2 0 127.0.0.1 $port mpi"
+    expect_line err "[1,$r]<stderr>:to stderr"
+  done
+  [ "$(grep -c '<stdout>:store file:///' out)" = 2 ] || fail "LOCUS_STORE is not file://"
+  [ "$(grep '<stdout>:store ' out | sort -u -t: -k2 | wc -l)" = 1 ] || fail "the ranks got different stores"
+  [ "$(grep '<stdout>:id ' out | sort -u -t: -k2 | wc -l)" = 1 ] || fail "the ranks got different run ids"
+  store=$(grep -m1 '<stdout>:store ' out | sed 's|.*file://||')
+  [ ! -e "$store" ] || fail "the store directory $store outlived the launch"
+  # An inherited LOCUS_DIST_BACKEND is the launcher's to set: gone under the default launch.
+  LOCUS_DIST_BACKEND=mpi launch sh -c 'echo "backend [${LOCUS_DIST_BACKEND-unset}]"'
+  expect_line out "[rank0]: backend [unset]"
+  # A rank that exits with an error ends the others' wait (the job, as mpirun ends it): each case
+  # ends with the failed rank's status, where waiting would have ended in `timeout`'s 124.
+  launch --backend mpi --grace-period 1 --nproc-per-node 3 sh -c 'if [ "$RANK" = 1 ]; then exit 3; fi; exec sleep 60'
+  expect_rc 3
+  export LOCUS_MPI_FAILURE_TEST
+  for failure in exit:3 throw:134 timeout:1; do  # exit(3), SIGABRT, MPI_Abort(comm, 1)
+    LOCUS_MPI_FAILURE_TEST=${failure%:*}
+    launch --backend mpi --grace-period 1 --nproc-per-node 2 "$locus_tests" --gtest_catch_exceptions=0 \
+      --gtest_filter=MpiFailure.*
+    [ "$rc" = "${failure#*:}" ] || fail "$LOCUS_MPI_FAILURE_TEST: exit status $rc, expected ${failure#*:}"
+    grep -q "the all-reduce returned" out && fail "$LOCUS_MPI_FAILURE_TEST: an all-reduce returned without every rank"
+  done
+  unset LOCUS_MPI_FAILURE_TEST
+  expect_text err "[1,0]<stderr>:[locus] DistributedError: all_reduce(float32 [4], sum) #0 failed on rank 0 of process group 'timeout' after waiting up to 2000 ms: a rank did not arrive (MPI cannot say which), and MPI cannot cancel a collective, so Locus ends the job (MPI_Abort)"
+  # Usage: one node only; mpirun must be there.
+  launch --backend mpi --nnodes 2 --run-id x true
+  expect_rc 2
+  expect_text err "locus run: --backend mpi starts the ranks of this node through mpirun; for several nodes run mpirun yourself"
+  launch --backend nccl true
+  expect_rc 2
+  expect_text err "--backend"
+  rc=0
+  PATH=/nonexistent "$locus" run --backend mpi true > out 2> err || rc=$?
+  expect_rc 127
+  expect_line err "locus run: 'mpirun': not found in PATH: --backend mpi runs Open MPI's mpirun (Debian: apt install openmpi-bin)"
   ;;
 *)
   echo "unknown case $case_name"

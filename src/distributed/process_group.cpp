@@ -1,5 +1,5 @@
 // The default group and the free functions of torch.distributed, over the groups the engines
-// make (gloo here).
+// make (gloo and mpi here, nccl in its module).
 //
 // Note [Collective volume]
 // Every group counts, per rank, the collectives it issues and their data volume in the units the
@@ -23,6 +23,9 @@
 #include "src/distributed/rendezvous_address.h"
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
+#endif
+#if LOCUS_WITH_MPI
+#include "src/distributed/mpi/mpi_process_group.h"
 #endif
 #include "src/distributed/nccl_module.h"
 #include "src/runtime/backend_module.h"
@@ -87,6 +90,36 @@ const NcclBackend& nccl_backend() {
   return backend;
 }
 
+#if LOCUS_WITH_MPI
+// A rank or size the caller gave (GroupOptions, else the environment variable `var` when set),
+// checked against MPI's numbering: ValueError naming both when they differ.
+void check_given_place(int mpi_value, int option, const char* option_name, const char* var, const ProcessGroup& g,
+                       const std::string& name) {
+  std::string given;
+  int value = option;
+  if (option >= 0) {
+    given = std::string("GroupOptions().") + option_name + "(" + std::to_string(option) + ")";
+  } else if (const char* v = std::getenv(var); v && *v) {
+    value = rank_variable(-1, var);
+    given = std::string(var) + "=" + v;
+  } else {
+    return;
+  }
+  if (value != mpi_value)
+    throw ValueError("init_process_group: " + given + ", but MPI started this process as rank " + std::to_string(g.rank()) +
+                     " of " + std::to_string(g.size()) + " (process group '" + name +
+                     "'); under mpirun the ranks are MPI's: leave the " + option_name + " out or make it agree");
+}
+
+// An mpi group: MPI knows the ranks, so no store; what the caller said is checked against it.
+std::shared_ptr<ProcessGroup> make_mpi(const GroupOptions& options) {
+  std::shared_ptr<ProcessGroup> g = make_mpi_group(options.timeout(), options.name());
+  check_given_place(g->rank(), options.rank(), "rank", "RANK", *g, options.name());
+  check_given_place(g->size(), options.world_size(), "world_size", "WORLD_SIZE", *g, options.name());
+  return g;
+}
+#endif
+
 }  // namespace
 
 std::shared_ptr<Work> ProcessGroup::all_gather_into_tensor(Tensor& output, const Tensor& input) {
@@ -119,7 +152,10 @@ std::string unavailable_reason(const std::string& backend) {
     if (!LOCUS_WITH_GLOO) return "built without Gloo, whose rendezvous store NCCL meets its peers through";
     return nccl_backend().reason;
   }
-  if (backend == "mpi") return "not built into this Locus (use gloo for cpu tensors, nccl for cuda tensors)";
+  if (backend == "mpi")
+    return LOCUS_WITH_MPI ? ""
+                          : "built without MPI (install libopenmpi-dev and openmpi-bin, and rebuild; gloo carries the same "
+                            "tensors without MPI)";
   return "unknown distributed backend '" + backend + "': use gloo, nccl or mpi";
 }
 
@@ -129,12 +165,13 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
   if (backend != "gloo" && backend != "nccl" && backend != "mpi")
     throw ValueError("unknown distributed backend '" + backend + "': use gloo, nccl or mpi");
   if (!is_available(backend)) {
-    if (backend == "nccl")
-      throw BackendUnavailableError("the distributed backend 'nccl' is not available: " + unavailable_reason(backend));
-    throw BackendUnavailableError("the distributed backend '" + backend + "' is not built into this Locus" +
-                                  (backend == "gloo" ? " (install libgloo-dev and rebuild)"
-                                                     : " (use gloo for cpu tensors, nccl for cuda tensors)"));
+    if (backend == "nccl" || backend == "mpi")
+      throw BackendUnavailableError("the distributed backend '" + backend + "' is not available: " + unavailable_reason(backend));
+    throw BackendUnavailableError("the distributed backend 'gloo' is not built into this Locus (install libgloo-dev and rebuild)");
   }
+#if LOCUS_WITH_MPI
+  if (backend == "mpi") return make_mpi(options);  // no store: MPI knows the ranks
+#endif
   const int rank = rank_variable(options.rank(), "RANK");
   const int size = rank_variable(options.world_size(), "WORLD_SIZE");
   if (size < 1 || rank >= size)

@@ -38,17 +38,6 @@ TEST(NcclGroup, WithoutAGpuItSaysWhy) {
   }
 }
 
-TEST(NcclGroup, MpiIsNamedAsNotBuilt) {
-  EXPECT_FALSE(distributed::is_available("mpi"));
-  try {
-    distributed::new_group("mpi", distributed::GroupOptions().rank(0).world_size(1).store("file:///tmp/x"));
-    FAIL() << "no error";
-  } catch (const BackendUnavailableError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "the distributed backend 'mpi' is not built into this Locus (use gloo for cpu tensors, nccl for cuda tensors)");
-  }
-}
-
 TEST(NcclGroup, EveryCollectiveOnOneGpu) {
   SKIP_WITHOUT_NCCL_GPU(1);
   const Device gpu(DeviceType::CUDA, 0);

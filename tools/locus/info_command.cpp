@@ -34,7 +34,7 @@ void run_info() {
   }
   std::cout << "  mps: " << (mps::is_available() ? "available" : "not available (Apple silicon only)") << "\n";
   std::cout << "\nProcess groups\n";
-  for (const char* backend : {"gloo", "nccl"})
+  for (const char* backend : {"gloo", "nccl", "mpi"})
     std::cout << "  " << backend << ": "
               << (distributed::is_available(backend) ? "available" : "not available: " + distributed::unavailable_reason(backend))
               << "\n";

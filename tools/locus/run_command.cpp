@@ -1,5 +1,6 @@
 // `locus run`: the torchrun of Locus. Starts the ranks of one node with torchrun's environment and
-// stops them all within seconds when one fails (docs/launcher.md).
+// stops them all within seconds when one fails (docs/launcher.md); with --backend mpi, mpirun
+// starts them (Note [MPI launch]).
 
 #include <algorithm>
 #include <cctype>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "tools/locus/commands.h"
+#include "tools/locus/mpi_launch.h"
 #include "tools/locus/port_check.h"
 #include "tools/locus/rank_supervisor.h"
 #include "tools/locus/run_launcher.h"
@@ -32,7 +34,7 @@ namespace {
 
 // The variables `locus run` sets (torchrun's names, then Locus's), replaced where inherited.
 constexpr const char* kOwnVariables[] = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                                         "MASTER_ADDR", "MASTER_PORT", "LOCUS_STORE", "LOCUS_RUN_ID"};
+                                         "MASTER_ADDR", "MASTER_PORT", "LOCUS_STORE", "LOCUS_RUN_ID",     "LOCUS_DIST_BACKEND"};
 
 
 // The launcher's own failures (not a rank's): one line, then the exit code.
@@ -74,8 +76,10 @@ std::optional<int> threads_per_rank(const RunArgs& a) {
   return std::max(1, usable_cores() / a.nproc_per_node);
 }
 
-std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, const std::string& store,
-                                          const std::string& run_id, std::optional<int> omp_threads) {
+// What every rank of this node gets: the launcher's environment without the variables above,
+// then this launch's values of those that are the same on every rank of the node.
+std::vector<std::string> node_environment(const RunArgs& a, const std::string& store, const std::string& run_id,
+                                          std::optional<int> omp_threads) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -83,8 +87,6 @@ std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, cons
     if (std::find(std::begin(kOwnVariables), std::end(kOwnVariables), name) == std::end(kOwnVariables)) env.push_back(entry);
   }
   const auto set = [&](const char* name, const std::string& value) { env.push_back(std::string(name) + "=" + value); };
-  set("RANK", std::to_string(global_rank(a, local_rank)));
-  set("LOCAL_RANK", std::to_string(local_rank));
   set("WORLD_SIZE", std::to_string(int64_t{a.nnodes} * a.nproc_per_node));
   set("LOCAL_WORLD_SIZE", std::to_string(a.nproc_per_node));
   set("GROUP_RANK", std::to_string(a.node_rank));
@@ -92,8 +94,30 @@ std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, cons
   set("MASTER_PORT", std::to_string(a.master_port));
   set("LOCUS_STORE", store);
   set("LOCUS_RUN_ID", run_id);
+  if (a.backend == "mpi") set("LOCUS_DIST_BACKEND", "mpi");
   if (omp_threads) set("OMP_NUM_THREADS", std::to_string(*omp_threads));
   return env;
+}
+
+std::vector<std::string> rank_environment(const RunArgs& a, int local_rank, const std::vector<std::string>& node) {
+  std::vector<std::string> env = node;
+  env.push_back("RANK=" + std::to_string(global_rank(a, local_rank)));
+  env.push_back("LOCAL_RANK=" + std::to_string(local_rank));
+  return env;
+}
+
+// The ranks started by mpirun (Note [MPI launch]); returns once mpirun has exited.
+SupervisorResult launch_through_mpirun(const RunArgs& a, const std::vector<std::string>& command,
+                                       const std::vector<std::string>& node) {
+  const std::vector<std::string> argv = mpirun_command(a.nproc_per_node, node, a.grace_period, geteuid() == 0, command);
+  try {
+    return run_mpirun(argv, node);
+  } catch (const SpawnError& e) {
+    if (e.exit_code == 127)
+      launch_error(std::string(e.what()) + ": --backend mpi runs Open MPI's mpirun (Debian: apt install openmpi-bin)",
+                   e.exit_code);
+    launch_error(e.what(), e.exit_code);
+  }
 }
 
 // Returns once every rank has exited and the store directory is gone.
@@ -122,11 +146,13 @@ SupervisorResult launch(const RunArgs& a, const std::vector<std::string>& comman
               << a.nproc_per_node << " local rank" << (a.nproc_per_node == 1 ? "" : "s")
               << "); set OMP_NUM_THREADS to choose another number" << std::endl;
   }
+  const std::vector<std::string> node = node_environment(a, store, run_id, omp_threads);
+  if (a.backend == "mpi") return launch_through_mpirun(a, command, node);
   SupervisorOptions options;
   options.argv = command;
   options.grace_period_s = a.grace_period;
   for (int local_rank = 0; local_rank < a.nproc_per_node; ++local_rank) {
-    options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, store, run_id, omp_threads)});
+    options.ranks.push_back({global_rank(a, local_rank), rank_environment(a, local_rank, node)});
   }
   try {
     return supervise(options);

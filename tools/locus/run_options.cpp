@@ -34,6 +34,10 @@ void validate(const RunArgs& a, const std::vector<std::string>& command) {
   if (!a.store.empty() && a.store.find("://") == std::string::npos) {
     usage_error("--store '" + a.store + "' is not a URL such as file:///shared/dir or redis://host:port");
   }
+  if (a.backend == "mpi" && a.nnodes > 1) {
+    usage_error("--backend mpi starts the ranks of this node through mpirun; for several nodes run mpirun yourself with "
+                "a hostfile (mpirun --hostfile hosts -np N program), which init_process_group(\"mpi\") needs nothing else for");
+  }
 }
 
 CLI::App* define_run_command(CLI::App& app, const std::shared_ptr<RunArgs>& args) {
@@ -49,7 +53,8 @@ CLI::App* define_run_command(CLI::App& app, const std::shared_ptr<RunArgs>& args
   cmd->footer(
       "Usage: locus run [options] program [args...]\n"
       "Every rank gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,\n"
-      "LOCUS_STORE and LOCUS_RUN_ID. The first rank to fail stops all the others. See docs/launcher.md.");
+      "LOCUS_STORE and LOCUS_RUN_ID (--backend mpi: LOCUS_DIST_BACKEND too). The first rank to fail stops all\n"
+      "the others. See docs/launcher.md.");
   cmd->add_option("--nproc-per-node,--nproc_per_node", args->nproc_per_node, "processes (ranks) on this node")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
@@ -70,6 +75,11 @@ CLI::App* define_run_command(CLI::App& app, const std::shared_ptr<RunArgs>& args
   cmd->add_option("--grace-period", args->grace_period, "seconds between SIGTERM and SIGKILL when stopping the ranks")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--backend", args->backend,
+                  "gloo: Locus starts the ranks; mpi: Open MPI's mpirun starts them (LOCUS_DIST_BACKEND=mpi, "
+                  "init_process_group(\"mpi\")), this node only")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gloo", "mpi"}));
   return cmd;
 }
 

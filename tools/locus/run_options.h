@@ -19,6 +19,7 @@ struct RunArgs {
   std::string store;                      ///< --store: rendezvous URL, empty for the default
   std::string run_id;                     ///< --run-id: shared by every rank of the launch
   double grace_period = 3;                ///< --grace-period: seconds from SIGTERM to SIGKILL
+  std::string backend = "gloo";           ///< --backend: gloo (Locus starts the ranks) or mpi (mpirun does)
 };
 
 /// Adds the `run` subcommand with every option bound to `args`; the caller sets its callback.
@@ -28,7 +29,7 @@ std::vector<std::string> run_program(const CLI::App& cmd);
 /// Checks the options against each other and the program: CLI::ValidationError ("locus run: ...")
 /// for a missing program, an unknown option, --node-rank not below --nnodes, an empty address,
 /// several nodes without --run-id, a run id with other characters than letters, digits and
-/// - _ . :, or a store that is not a URL.
+/// - _ . :, a store that is not a URL, or --backend mpi with several nodes.
 void validate(const RunArgs& a, const std::vector<std::string>& command);
 
 }  // namespace locus::cli

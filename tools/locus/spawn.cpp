@@ -64,16 +64,18 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 }  // namespace
 
 Spawned spawn(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-              const SignalPipe& signals) {
+              const SignalPipe& signals, Output output) {
   occupy_standard_fds();
   // Built before fork: the child may not allocate.
   const std::vector<char*> c_argv = c_strings(argv);
   const std::vector<char*> c_env = c_strings(environment);
   const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) fail("cannot open /dev/null");
-  int out[2], err[2], status[2];
-  make_pipe(out, true);
-  make_pipe(err, true);
+  int out[2] = {-1, 1}, err[2] = {-1, 2}, status[2];  // Inherited: the child's 1 and 2 stay the launcher's
+  if (output == Output::Piped) {
+    make_pipe(out, true);
+    make_pipe(err, true);
+  }
   make_pipe(status, false);
 
   // Signals wait until the child has put back its own handlers: ours, run in the child, would
@@ -86,7 +88,9 @@ Spawned spawn(const std::vector<std::string>& argv, const std::vector<std::strin
   const int fork_errno = errno;
   if (pid > 0) setpgid(pid, pid);  // also here, so the group exists before fork returns; EACCES after exec is fine
   sigprocmask(SIG_SETMASK, &old, nullptr);
-  for (const int fd : {null_fd, out[1], err[1], status[1]}) close(fd);
+  for (const int fd : {null_fd, status[1]}) close(fd);
+  if (output == Output::Piped)
+    for (const int fd : {out[1], err[1]}) close(fd);
 
   int exec_errno = 0;
   ssize_t n = 0;
@@ -97,8 +101,8 @@ Spawned spawn(const std::vector<std::string>& argv, const std::vector<std::strin
   }
   close(status[0]);
   if (pid < 0 || n > 0) {
-    close(out[0]);
-    close(err[0]);
+    if (output == Output::Piped)
+      for (const int fd : {out[0], err[0]}) close(fd);
     if (pid < 0) {
       errno = fork_errno;
       fail("cannot fork");

@@ -27,6 +27,12 @@ struct Spawned {
   int stderr_fd = -1;  ///< the same for stderr
 };
 
+/// Where a started process's stdout and stderr go.
+enum class Output {
+  Piped,      ///< into pipes the launcher reads (Spawned::stdout_fd, stderr_fd)
+  Inherited,  ///< straight to the launcher's own (the fds stay -1)
+};
+
 /// Starts `argv[0]` (looked up in PATH as execvp does) with `argv` and exactly `environment`
 /// ("NAME=value" strings). Stdin is /dev/null: several ranks cannot share a terminal, and a rank
 /// outside the terminal's foreground group that read it would be stopped by SIGTTIN. Returns once
@@ -34,6 +40,6 @@ struct Spawned {
 /// Between fork and exec the child calls only async-signal-safe functions, so the launcher may have
 /// threads.
 Spawned spawn(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-              const SignalPipe& signals);
+              const SignalPipe& signals, Output output = Output::Piped);
 
 }  // namespace locus::cli

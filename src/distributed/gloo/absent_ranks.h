@@ -8,7 +8,7 @@
 
 #include <gloo/rendezvous/store.h>
 
-#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/collective_check.h"
 #include "locus/export.h"
 
 // Exported for the backend modules (Note [Export table]); not public API.

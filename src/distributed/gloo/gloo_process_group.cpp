@@ -1,10 +1,9 @@
 // Note [Gloo process group]
 // One Gloo context per group, connected as a full mesh through the rendezvous store. The caller
-// checks arguments and numbers each collective; they run one at a time in that order (Gloo
-// needs every rank to issue the same collectives in the same order, each with the same tag:
-// the sequence number), on a worker thread, or on a thread that waits for one not yet started
-// (FutureWork), so a synchronous collective costs no hand-off between threads. Gloo works on host
-// memory: a contiguous CPU tensor is used in place, any other is copied to a host buffer and back.
+// checks arguments; the collectives run one at a time in call order (Note [Collective queue]),
+// each with its sequence number as Gloo's tag (Gloo needs every rank to issue the same
+// collectives in the same order, each with the same tag). Gloo works on host memory: a
+// contiguous CPU tensor is used in place, any other is copied to a host buffer and back.
 // Avg is a sum divided by the size afterwards; reduce-scatter is a ring of Gloo's point-to-point
 // buffers (Note [Ring reduce-scatter]). On failure the group records why and refuses later
 // collectives, because a timed-out Gloo context is left in an unknown state; a timeout also asks
@@ -14,14 +13,9 @@
 
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <functional>
-#include <future>
-#include <mutex>
-#include <thread>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -37,52 +31,16 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
-#include "src/distributed/caller_waits.h"
 #include "src/distributed/collective_arguments.h"
+#include "src/distributed/collective_check.h"
+#include "src/distributed/collective_queue.h"
 #include "src/distributed/gloo/absent_ranks.h"
-#include "src/distributed/gloo/collective_check.h"
-#include "src/distributed/gloo/host_reduce.h"
 #include "src/distributed/gloo/store_url.h"
+#include "src/distributed/host_buffer.h"
+#include "src/distributed/host_reduce.h"
 
 namespace locus::distributed {
 namespace {
-
-// Waits for one collective. A thread that waits for a collective nobody has started runs it
-// itself (with any queued before it, in order) instead of waking the group's worker and sleeping
-// until the worker wakes it back: on a busy machine each of those wake-ups can cost a scheduler
-// slice, which made a synchronous 16 KiB all-reduce 3-4x slower than Gloo called directly.
-class FutureWork final : public Work {
- public:
-  FutureWork(std::shared_future<void> done, std::function<void()> run_mine)
-      : done_(std::move(done)), run_mine_(std::move(run_mine)) {}
-  void wait() override {
-    if (!is_completed()) run_mine_();
-    done_.get();
-  }
-  bool is_completed() override { return done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
-
- private:
-  std::shared_future<void> done_;
-  std::function<void()> run_mine_;
-};
-
-// A tensor's values as Gloo sees them: host memory of the tensor's dtype, contiguous.
-struct HostBuffer {
-  Tensor host;      ///< what Gloo reads and writes
-  Tensor original;  ///< where the result goes back, when it is not `host` itself
-
-  static HostBuffer of(const Tensor& t) {
-    HostBuffer b{t, t};
-    if (!t.is_cpu() || !t.is_contiguous()) b.host = t.detach().to(Device(DeviceType::CPU), false, /*copy=*/true).contiguous();
-    b.host.impl()->storage()->wait_for_pending_work();
-    return b;
-  }
-  void* data() const { return host.data_ptr(); }
-  size_t count() const { return static_cast<size_t>(host.numel()); }
-  void write_back() {
-    if (!host.is_same(original)) original.detach().copy_(host);
-  }
-};
 
 // Gloo splits buffers in elements; any type of the dtype's size will do, the arithmetic is ours.
 template <class F>
@@ -120,16 +78,6 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
                              " could not connect to the others through " + store_url + " within " +
                              std::to_string(timeout.count()) + " ms: " + e.what());
     }
-    worker_ = std::thread([this] { run_queue(); });
-  }
-
-  ~GlooProcessGroup() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    worker_.join();
   }
 
   int rank() const noexcept override { return rank_; }
@@ -250,13 +198,9 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
 
  private:
   using Job = std::function<void(uint32_t tag)>;
-  struct Queued {
-    CollectiveCall call;
-    uint64_t seq;
-    Job job;
-    std::promise<void> done;
-    std::chrono::steady_clock::time_point queued_at = std::chrono::steady_clock::now();
-  };
+
+  // Gloo's tag of collective `seq`; the debug check before it uses tag - 1.
+  static uint32_t tag_of(uint64_t seq) { return static_cast<uint32_t>(seq * 2 + 1); }
 
   // Note [Ring reduce-scatter]
   // Gloo has no reduce-scatter into equal parts, and all-reducing everything to keep one part
@@ -309,84 +253,19 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   }
 
   std::shared_ptr<Work> enqueue(CollectiveCall call, Job job) {
-    auto q = std::make_unique<Queued>(Queued{std::move(call), 0, std::move(job), {}, std::chrono::steady_clock::now()});
-    std::shared_future<void> done = q->done.get_future().share();
-    std::shared_ptr<Work> work;
-    {
-      std::lock_guard lock(mutex_);
-      const uint64_t seq = q->seq = next_seq_;
-      // Made before the job is queued: nothing can fail between queueing and returning it.
-      work = std::make_shared<FutureWork>(done, [group = weak_from_this(), seq] {
-        if (auto g = group.lock()) g->run_through(seq);
-      });
-      queue_.push_back(std::move(q));
-      ++next_seq_;
-    }
-    if (!caller_waits()) wake_.notify_one();
-    return work;
+    return queue_.enqueue(std::move(call), [job = std::move(job)](uint64_t seq) { job(tag_of(seq)); }, weak_from_this());
   }
 
-  // Runs queued collectives, in order, on the calling thread while the first queued one's number
-  // is at most `last` (every one, for the worker); one at a time, whoever runs them. Never called
-  // from inside a job (it would wait for itself).
-  void run_through(uint64_t last) {
-    for (;;) {
-      std::unique_ptr<Queued> q;
-      {
-        std::unique_lock lock(mutex_);
-        // A later collective running means `last` is done: they run in order.
-        idle_.wait(lock, [&] { return !running_ || running_seq_ > last; });
-        if (queue_.empty() || queue_.front()->seq > last) return;
-        q = std::move(queue_.front());
-        queue_.pop_front();
-        running_ = true;
-        running_seq_ = q->seq;
-      }
-      execute(*q);
-      {
-        std::lock_guard lock(mutex_);
-        running_ = false;
-      }
-      idle_.notify_all();
-    }
-  }
-
-  // The worker leaves a new collective alone for kCallerFirst, so a caller that waits for it at
-  // once runs it itself; an asynchronous one (DDP's buckets) starts that much later.
-  static constexpr auto kCallerFirst = std::chrono::microseconds(200);
-
-  void run_queue() {
-    NoGradGuard no_grad;  // the worker only moves values
-    for (;;) {
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        const auto age = std::chrono::steady_clock::now() - queue_.front()->queued_at;
-        if (!stopping_ && age < kCallerFirst) {
-          lock.unlock();
-          std::this_thread::sleep_for(kCallerFirst - age);
-          continue;
-        }
-      }
-      run_through(UINT64_MAX);
-    }
-  }
-
-  void execute(Queued& q) {
-    NoGradGuard no_grad;
+  // The queue's runner: one collective, after the checks.
+  void run(const CollectiveCall& call, uint64_t seq, const CollectiveQueue::Job& job) {
+    if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
+    if (debug_) check_same_call(call, seq, tag_of(seq) - 1);
     try {
-      if (!broken_.empty()) throw DistributedError("process group unusable: " + broken_ + "; create a new group");
-      const uint32_t tag = static_cast<uint32_t>(q.seq * 2 + 1);
-      if (debug_) check_same_call(q.call, q.seq, tag - 1);
-      run_guarded(q, tag);
-      // The job holds its tensors: released before the waiter wakes, so a caller that waited
-      // has the memory back, whichever thread ran it.
-      q.job = nullptr;
-      q.done.set_value();
-    } catch (...) {
-      q.job = nullptr;
-      q.done.set_exception(std::current_exception());
+      job(seq);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(call, seq, e);
     }
   }
 
@@ -408,16 +287,6 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     }
   }
 
-  void run_guarded(Queued& q, uint32_t tag) {
-    try {
-      q.job(tag);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      fail(q.call, q.seq, e);
-    }
-  }
-
   // An engine failure: find who did not arrive, remember the group is broken, raise.
   [[noreturn]] void fail(const CollectiveCall& call, uint64_t seq, const std::exception& e) {
     broken_ = describe_failed_collective(*prefix_, call, seq, rank_, size_, timeout_, std::string("Gloo: ") + e.what());
@@ -432,16 +301,8 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::unique_ptr<gloo::rendezvous::PrefixStore> prefix_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
-  std::mutex mutex_;
-  std::condition_variable wake_;  ///< the worker: work was queued, or the group is closing
-  std::condition_variable idle_;  ///< no collective is running
-  bool running_ = false;          ///< a thread is running one (the worker or a waiting caller)
-  uint64_t running_seq_ = 0;      ///< the number of the one running, or of the last that ran
-  std::deque<std::unique_ptr<Queued>> queue_;
-  uint64_t next_seq_ = 0;
-  bool stopping_ = false;
   std::string broken_;  ///< set only by the thread running a collective
-  std::thread worker_;
+  CollectiveQueue queue_{[this](const CollectiveCall& call, uint64_t seq, const CollectiveQueue::Job& job) { run(call, seq, job); }};
 };
 
 }  // namespace

@@ -17,7 +17,7 @@
 
 #include "locus/distributed.h"
 #include "locus/stream.h"
-#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/collective_check.h"
 
 namespace locus::distributed {
 

@@ -37,7 +37,7 @@
 #include "locus/ops.h"
 #include "locus/stream.h"
 #include "src/distributed/collective_arguments.h"
-#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/collective_check.h"
 #include "src/distributed/gloo/store_exchange.h"
 #include "src/distributed/gloo/store_url.h"
 #include "src/distributed/nccl/nccl_communicator.h"

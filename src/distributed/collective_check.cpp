@@ -1,6 +1,6 @@
 // CollectiveCall: the records the debug check exchanges, and their comparison.
 
-#include "src/distributed/gloo/collective_check.h"
+#include "src/distributed/collective_check.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -3,7 +3,7 @@
 // float16 and bfloat16 compute in float and round once, as Locus's kernels do; bool sums are
 // logical or and products logical and (as max and min), as PyTorch reduces bools.
 
-#include "src/distributed/gloo/host_reduce.h"
+#include "src/distributed/host_reduce.h"
 
 #include <algorithm>
 #include <cmath>
