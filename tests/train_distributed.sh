@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `locus train --nproc 2` (two ranks of DDP over Gloo, the global batch split between them) must
 # reach the accuracy of one process with the same global batch, report once (rank 0) and save
-# one checkpoint. Exit 77 (skipped) without Fashion-MNIST or Gloo.
+# one checkpoint; `--shard full` (fully sharded) must train as DDP does and save the whole
+# weights in the same names. Exit 77 (skipped) without Fashion-MNIST or Gloo.
 set -euo pipefail
 locus="$1"
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || { echo "no dataset-fashion-mnist"; exit 77; }
@@ -24,3 +25,14 @@ grep -q '^\[rank1\]' "$work/two" && { echo "rank 1 printed"; exit 1; }
 [ -s "$work/model.safetensors" ] || { echo "no checkpoint"; exit 1; }
 # Different shuffles, the same statistics: within 1.5 points after two epochs.
 awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; if (d < 0) d = -d; print "one process " a "%, two ranks " b "%"; exit !(d <= 1.5) }'
+# Fully sharded: the same steps as DDP (the same shuffle, the gradients averaged the same way),
+# so the same accuracy to the printed digit, and a checkpoint of the whole weights.
+"$locus" train "${flags[@]}" --nproc 2 --shard full --save "$work/sharded.safetensors" 2>"$work/err" > "$work/sharded" ||
+  { cat "$work/sharded" "$work/err"; exit 1; }
+cat "$work/sharded"
+grep -qxF "[rank0]: distributed: 2 ranks over gloo, 64 examples per rank and step, fully sharded (parameters, gradients, optimizer state)" "$work/sharded"
+sharded=$(accuracy "$work/sharded")
+[ "$sharded" = "$two" ] || { echo "fully sharded reached $sharded%, DDP $two%"; exit 1; }
+[ "$(stat -c %s "$work/sharded.safetensors")" = "$(stat -c %s "$work/model.safetensors")" ] || { echo "the sharded checkpoint differs in size"; exit 1; }
+"$locus" train "${flags[@]}" --shard full 2>"$work/err" && { echo "--shard with one process was accepted"; exit 1; }
+grep -q "shards over several processes: add --nproc N" "$work/err"

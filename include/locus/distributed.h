@@ -1,7 +1,8 @@
 #pragma once
 /// \file distributed.h
 /// Several processes training one model (torch.distributed): process groups over an existing
-/// engine (Gloo for tensors on any device, through the host; NCCL for cuda tensors), collectives
+/// engine (Gloo for tensors on any device, through the host; NCCL for cuda tensors; Open MPI for
+/// tensors on any device, through the host, in a job `mpirun` started), collectives
 /// on tensors, the default group that init_process_group sets up from the environment a
 /// launcher (`locus run`) sets.
 
@@ -48,7 +49,8 @@ struct GroupOptions {
   /// The number of processes; -1: the WORLD_SIZE environment variable.
   LOCUS_ARG(int, world_size) = -1;
   /// How long a collective waits for the other ranks before raising DistributedError
-  /// (PyTorch's default for Gloo: 30 minutes).
+  /// (PyTorch's default for Gloo: 30 minutes). mpi: past it the rank prints the error and the
+  /// job ends (MPI_Abort), since MPI cannot abandon a collective.
   LOCUS_ARG(std::chrono::milliseconds, timeout) = std::chrono::minutes(30);
   /// Names the group's keys in the store, so groups sharing a store do not meet by mistake. Use
   /// a name once per store and run (LOCUS_RUN_ID): a group made again under the same name would
@@ -152,6 +154,10 @@ int get_world_size();
 /// unset): the index of its GPU, as `cuda::set_device(distributed::get_local_rank())`.
 /// ValueError for a LOCAL_RANK that is not a non-negative integer.
 int get_local_rank();
+/// The backend of this rank's default group as its launcher chose it: LOCUS_DIST_BACKEND, which
+/// `locus run --backend mpi` sets to "mpi"; "gloo" when it is unset or empty (`locus run`'s own
+/// launch). ValueError naming the variable for anything but gloo or mpi.
+std::string launcher_backend();
 
 /// The collectives on the default group. Synchronous unless `async_op`, as in PyTorch; the
 /// returned Work is already complete for a synchronous call.

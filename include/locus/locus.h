@@ -16,6 +16,8 @@ LOCUS_API_BEGIN
 #include "locus/device.h"
 #include "locus/device_guard.h"
 #include "locus/distributed.h"
+#include "locus/distributed/fully_shard.h"
+#include "locus/distributed/state_dict.h"
 #include "locus/device_properties.h"
 #include "locus/dlpack.h"
 #include "locus/dtype.h"

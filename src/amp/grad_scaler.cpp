@@ -9,6 +9,7 @@
 
 #include "locus/autograd.h"
 #include "locus/errors.h"
+#include "src/distributed/sharded_unit.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "src/ops/unscale.h"
@@ -90,6 +91,17 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     ops::unscale_grads_(grads, 1.0 / scale_, found);
     found_inf.push_back(std::move(found));
   }
+  // Sharded parameters (fully_shard): each rank saw only its rows, so the ranks agree on one
+  // flag (the largest) and all skip a step, or none (PyTorch's ShardedGradScaler does the same).
+  for (const Tensor& p : params)
+    if (const auto [shard, unit] = distributed::detail::find_shard(p); unit) {
+      NoGradGuard no_grad;
+      Tensor any = zeros({1}, TensorOptions().dtype(DType::Float32));
+      for (const Tensor& f : found_inf) any = maximum(any, f.to(Device(DeviceType::CPU)));
+      unit->group->all_reduce(any, distributed::ReduceOp::Max)->wait();
+      found_inf = {any};
+      break;
+    }
   PerOptimizer& state = per_optimizer_[&optimizer];
   state.found_inf = std::move(found_inf);
   state.found.reset();

@@ -1,7 +1,7 @@
 // launcher_backend: LOCUS_DIST_BACKEND, read where a program picks its default group's backend
 // (`locus train` under `locus run`).
 
-#include "src/distributed/launcher_backend.h"
+#include "locus/distributed.h"
 
 #include <cstdlib>
 

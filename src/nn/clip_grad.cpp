@@ -1,4 +1,5 @@
-// Gradient clipping: norms in float32 on the gradients' devices, gathered on the first one.
+// Gradient clipping: norms in float32 on the gradients' devices, gathered on the first one; the
+// norm of sharded gradients (fully_shard) is combined across the ranks.
 
 #include "locus/nn/clip_grad.h"
 
@@ -10,6 +11,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "src/distributed/sharded_unit.h"
 
 namespace locus::nn::utils {
 namespace {
@@ -31,13 +33,30 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   if (!(max_norm >= 0)) throw ValueError("[locus::clip_grad_norm_] max_norm must not be negative, got " + std::to_string(max_norm));
   NoGradGuard no_grad;
   std::vector<Tensor> grads;
+  std::vector<bool> is_shard;
+  distributed::ProcessGroup* group = nullptr;  // of sharded parameters (fully_shard), if any
   std::unordered_set<const void*> seen;  // tied weights: one gradient, counted and clipped once
-  for (const Tensor& p : parameters)
-    if (p.grad().defined() && seen.insert(p.grad().impl()).second) grads.push_back(p.grad());
-  if (grads.empty()) return zeros({}, TensorOptions().dtype(DType::Float32));
-  const Device device = grads[0].device();
-  std::vector<Tensor> norms;
-  for (const Tensor& g : grads) norms.push_back(norm_of(g, norm_type).to(device));
+  for (const Tensor& p : parameters) {
+    const auto [shard, unit] = distributed::detail::find_shard(p);
+    if (unit) group = unit->group.get();
+    if (p.grad().defined() && seen.insert(p.grad().impl()).second) {
+      grads.push_back(p.grad());
+      is_shard.push_back(unit != nullptr);
+    }
+  }
+  if (grads.empty() && !group) return zeros({}, TensorOptions().dtype(DType::Float32));
+  const Device device = grads.empty() ? Device(DeviceType::CPU) : grads[0].device();
+  std::vector<Tensor> norms, shard_norms;
+  for (size_t i = 0; i < grads.size(); ++i) (is_shard[i] ? shard_norms : norms).push_back(norm_of(grads[i], norm_type).to(device));
+  if (group) {
+    // Each rank holds some rows of each sharded gradient: the global norm adds the ranks' p-th
+    // powers (takes their largest, for the infinity norm), as FSDP's clip_grad_norm_ does.
+    const bool inf = std::isinf(norm_type);
+    Tensor mine = shard_norms.empty() ? zeros({1}, TensorOptions().device(device)) : norm_of(cat(shard_norms), norm_type);
+    Tensor combined = (inf ? mine : pow(mine, norm_type)).to(Device(DeviceType::CPU), false, /*copy=*/true);
+    group->all_reduce(combined, inf ? distributed::ReduceOp::Max : distributed::ReduceOp::Sum)->wait();
+    norms.push_back((inf ? combined : pow(combined, 1.0 / norm_type)).to(device));
+  }
   // The norm of the per-gradient norms is the norm of all the gradients together.
   const Tensor total = norm_of(cat(norms), norm_type).reshape({});
   if (error_if_nonfinite) {

@@ -431,3 +431,84 @@ TEST(FullyShard, ShardedCheckpointLoadsOnAnotherNumberOfRanks) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+TEST(FullyShard, ClipGradNormIsTheGlobalNormAndGradScalerSkipsOnEveryRank) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const Batch d = make_batch();
+  auto single = make_mlp(1);
+  nn::functional::cross_entropy(single(d.x), d.y).backward();
+  const double want = nn::utils::clip_grad_norm_(single->parameters(), 0.05).item<double>();
+  const std::vector<double> clipped = values(single[2]->parameters()[0].grad());
+  std::vector<nn::Sequential> models = {make_mlp(1), make_mlp(1)};
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const int r = g->rank();
+    auto model = models[static_cast<size_t>(r)];
+    shard_mlp(model, g, FullyShardOptions());
+    nn::functional::cross_entropy(model(d.x.narrow(0, 24 * r, 24)), d.y.narrow(0, 24 * r, 24)).backward();
+    // The norm of all the rows of all the ranks, and each rank's rows clipped by it.
+    EXPECT_NEAR(nn::utils::clip_grad_norm_(model->parameters(), 0.05).item<double>(), want, 1e-5);
+    const std::vector<double> mine = values(model[2]->parameters()[0].grad());
+    for (size_t k = 0; k < mine.size(); ++k) EXPECT_NEAR(mine[k], clipped[static_cast<size_t>(r) * 4 * 16 + k], 1e-6);
+
+    // An overflow in rank 0's rows alone: both ranks skip the step and back off.
+    amp::GradScaler scaler(amp::GradScalerOptions().init_scale(1024));
+    optim::SGD opt(model->parameters(), 0.1);
+    opt.zero_grad();
+    scaler.scale(nn::functional::cross_entropy(model(d.x.narrow(0, 24 * r, 24)), d.y.narrow(0, 24 * r, 24))).backward();
+    if (r == 0) {
+      NoGradGuard no_grad;
+      model[0]->parameters()[0].grad().view({-1}).narrow(0, 0, 1).fill_(INFINITY);
+    }
+    const std::vector<double> before = values(model[4]->parameters()[0]);
+    EXPECT_FALSE(scaler.step(opt));
+    scaler.update();
+    EXPECT_EQ(values(model[4]->parameters()[0]), before);
+    EXPECT_EQ(scaler.get_scale(), 512.0);
+  });
+}
+
+TEST(FullyShard, MixedPrecisionComputesInBFloat16AndKeepsFloat32Masters) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  const Batch d = make_batch();
+  auto single = make_mlp(1);
+  optim::SGD single_opt(single->parameters(), 0.1);
+  for (int step = 0; step < 5; ++step) {
+    single_opt.zero_grad();
+    nn::functional::cross_entropy(single(d.x), d.y).backward();
+    single_opt.step();
+  }
+  const double want = nn::functional::cross_entropy(single(d.x), d.y).item<double>();
+  std::vector<nn::Sequential> models = {make_mlp(1), make_mlp(1)};
+  testing::on_rank_threads(2, [&](std::shared_ptr<distributed::ProcessGroup> g) {
+    const int r = g->rank();
+    auto model = models[static_cast<size_t>(r)];
+    const auto policy = distributed::MixedPrecisionPolicy().param_dtype(kBFloat16).reduce_dtype(kFloat32);
+    shard_mlp(model, g, FullyShardOptions().mp_policy(policy));
+    optim::SGD opt(model->parameters(), 0.1);
+    DType computed = kFloat32;
+    model[0]->register_forward_hook([&](nn::Module& m, const std::vector<Tensor>&, std::vector<Tensor>& out) {
+      computed = out[0].dtype();
+      EXPECT_EQ(dynamic_cast<nn::LinearImpl&>(m).weight.dtype(), kBFloat16);  // gathered in bfloat16
+    });
+    for (int step = 0; step < 5; ++step) {
+      opt.zero_grad();
+      nn::functional::cross_entropy(model(d.x.narrow(0, 24 * r, 24)).to(kFloat32), d.y.narrow(0, 24 * r, 24)).backward();
+      opt.step();
+    }
+    EXPECT_EQ(computed, kBFloat16);
+    for (const Tensor& p : model->parameters()) {
+      EXPECT_EQ(p.dtype(), kFloat32);  // the masters the optimizer steps
+      EXPECT_EQ(p.grad().dtype(), kFloat32);
+    }
+    // bfloat16's 8 bits of mantissa, five steps: the loss within a percent of float32's.
+    NoGradGuard no_grad;
+    const double loss = nn::functional::cross_entropy(model(d.x).to(kFloat32), d.y).item<double>();
+    EXPECT_NEAR(loss, want, 1e-2 * want);
+  });
+}
+
+}  // namespace
+}  // namespace locus

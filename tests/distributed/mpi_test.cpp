@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/distributed/launcher_backend.h"
+#include "locus/distributed.h"
 #include "tests/expect_error.h"
 #include "tests/test_util.h"
 

@@ -44,6 +44,7 @@ struct TrainArgs {
   std::string save;
   int nproc = 1;
   std::string amp = "none";  // none, bf16 or fp16
+  std::string shard = "none";  // none (DDP), full, grad or optim
 };
 
 bool is_cnn(const TrainArgs& a) { return a.model == "cnn"; }
@@ -117,6 +118,7 @@ void relaunch(const TrainArgs& a) {
                                       "--amp", a.amp, "--scheduler", scheduler_of(a)};
   if (a.weight_decay) command.insert(command.end(), {"--weight-decay", exact(*a.weight_decay)});
   if (!a.save.empty()) command.insert(command.end(), {"--save", a.save});
+  command.insert(command.end(), {"--shard", a.shard});
   run_ranks_on_this_node(a.nproc, command);
 }
 
@@ -182,6 +184,24 @@ void progress(int epoch, int epochs, int64_t seen, int64_t total, double loss, d
   std::fflush(stderr);
 }
 
+// How --shard reads in the header line.
+std::string sharding_label(const std::string& shard) {
+  if (shard == "full") return "fully sharded (parameters, gradients, optimizer state)";
+  if (shard == "grad") return "gradients and optimizer state sharded";
+  return "optimizer state sharded";
+}
+
+// --shard: every layer with parameters is a unit of its own, then the model (Note [Sharded units]).
+void shard_layers(nn::Sequential& model, const std::shared_ptr<distributed::ProcessGroup>& group, const std::string& shard) {
+  const auto strategy = shard == "full"   ? distributed::ShardingStrategy::FullShard
+                        : shard == "grad" ? distributed::ShardingStrategy::ShardGradOp
+                                          : distributed::ShardingStrategy::ShardOptimizerState;
+  const auto options = distributed::FullyShardOptions().strategy(strategy);
+  for (size_t i = 0; i < model->size(); ++i)
+    if (!model[i]->parameters().empty()) distributed::fully_shard(model[i], group, options);
+  distributed::fully_shard(model, group, options);
+}
+
 void run_train(const TrainArgs& a) {
   if (a.nproc > 1) {
     if (std::getenv("LOCUS_STORE")) throw ValueError("--nproc inside `locus run`: give the number of processes to one of them");
@@ -197,9 +217,13 @@ void run_train(const TrainArgs& a) {
   amp::GradScaler scaler(amp::GradScalerOptions().enabled(lower == kFloat16));
   check_global_batch(a.batch_size, ranks.size);
   const int64_t rank_batch = a.batch_size / ranks.size;
+  if (a.shard != "none" && !ranks.distributed)
+    throw ValueError("--shard " + a.shard + " shards over several processes: add --nproc N (or run under `locus run`)");
+  const bool sharded = a.shard != "none";
   std::shared_ptr<distributed::ProcessGroup> group;
   if (ranks.distributed) {
-    const std::string backend = where.is_cuda() && distributed::is_available("nccl") ? "nccl" : "gloo";
+    const std::string backend =
+        where.is_cuda() && distributed::is_available("nccl") ? "nccl" : distributed::launcher_backend();
     group = distributed::new_group(backend, distributed::GroupOptions().device(where.is_cuda() ? where.index() : -1));
   }
   if (ranks.reports()) {
@@ -215,8 +239,8 @@ void run_train(const TrainArgs& a) {
                 static_cast<unsigned long long>(a.seed),
                 lower ? (", autocast " + a.amp + (scaler.enabled() ? " with GradScaler" : "")).c_str() : "");
     if (group)
-      std::printf("distributed: %d ranks over %s, %lld examples per rank and step\n", ranks.size, group->backend().c_str(),
-                  static_cast<long long>(rank_batch));
+      std::printf("distributed: %d ranks over %s, %lld examples per rank and step%s\n", ranks.size, group->backend().c_str(),
+                  static_cast<long long>(rank_batch), sharded ? (", " + sharding_label(a.shard)).c_str() : "");
   }
   const auto train_set = data::load_mnist(a.data, true);
   const auto test_set = data::load_mnist(a.data, false);
@@ -224,7 +248,9 @@ void run_train(const TrainArgs& a) {
   auto model = make_model(a);
   model->to(where);  // once, at startup
   std::optional<nn::DistributedDataParallel> ddp;
-  if (group) ddp.emplace(model, group);  // every rank starts from rank 0's weights
+  // Every rank starts from rank 0's weights, either way.
+  if (sharded) shard_layers(model, group, a.shard);
+  else if (group) ddp.emplace(model, group);
   auto opt = make_optimizer(a, model->parameters());
   auto options = data::DataLoaderOptions(rank_batch).workers(a.workers).pin_memory(where.is_cuda()).device(where);
   std::shared_ptr<data::DistributedSampler> sampler;
@@ -271,18 +297,25 @@ void run_train(const TrainArgs& a) {
     const double dt = seconds_since(t0);
     total_time += dt;
     if (scheduler && !per_step) scheduler->step();  // every rank, so that the rates stay equal
+    // A sharded model's forward is a collective: every rank evaluates, rank 0 reports.
+    if (sharded) acc = accuracy(a, *model, *test_set, where, lower);
     if (!ranks.reports()) continue;
-    acc = accuracy(a, *model, *test_set, where, lower);
+    if (!sharded) acc = accuracy(a, *model, *test_set, where, lower);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: lr %g, loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, epoch_lr, shown_loss,
                 100 * acc, dt, static_cast<double>(train_set->size()) / dt);
     std::fflush(stdout);
   }
+  // The whole weights, in the unsharded model's names, gathered on rank 0 (a collective).
+  const OrderedDict<std::string, Tensor> weights =
+      sharded && !a.save.empty()
+          ? distributed::get_model_state_dict(*model, distributed::StateDictOptions().full_state_dict(true).cpu_offload(true))
+          : OrderedDict<std::string, Tensor>();
   if (ranks.reports()) {
     std::printf("test accuracy: %.2f%%\ntime per epoch: %.2f s on %s\n", 100 * acc, total_time / std::max(epochs, 1),
                 (group ? std::to_string(ranks.size) + " ranks of " + where.str() : where.str()).c_str());
     if (!a.save.empty()) {
-      save(model->state_dict(), a.save);
+      save(sharded ? weights : model->state_dict(), a.save);
       std::printf("saved the model to %s\n", a.save.c_str());
     }
   }
@@ -336,6 +369,12 @@ void add_train_command(CLI::App& app) {
                   "--nproc-per-node N`); --batch-size stays the global batch")
       ->capture_default_str()
       ->transform(integer_in(1, 1024));
+  cmd->add_option("--shard", args->shard,
+                  "with several processes: none (DistributedDataParallel), full (parameters, gradients and optimizer "
+                  "state sharded: FSDP, ZeRO-3), grad (gradients and optimizer state: ZeRO-2) or optim (optimizer "
+                  "state: ZeRO-1)")
+      ->capture_default_str()
+      ->check(one_of({"none", "full", "grad", "optim"}));
   cmd->callback([args] { run_train(*args); });
 }
 
