@@ -76,9 +76,11 @@ struct ShardedUnit : std::enable_shared_from_this<ShardedUnit> {
     start_gather();
     finish_gather();
   }
-  /// Frees the whole values (the memory under tensors backward saved too; Note [Resharding in
-  /// place]); `keep_for_backward`: only drop this unit's handles, leaving the graph's.
-  void reshard(bool keep_for_backward = false);
+  /// Frees the whole values. `after_forward`: with a backward to come, so the memory under the
+  /// tensors it saved is taken out and the buffer kept for finish_gather to refill (Note
+  /// [Resharding in place]); otherwise this unit's handles are dropped, and the memory goes when
+  /// the graph lets go of it.
+  void reshard(bool after_forward = false);
   /// Starts the reduce-scatter of the whole gradients into the shards' slots.
   void start_reduce();
   /// Waits for it and adds each rank's rows into the shards' grad().
