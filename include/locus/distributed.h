@@ -92,21 +92,23 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) = 0;
   /// Copies rank `root`'s `tensor` into every rank's.
   virtual std::shared_ptr<Work> broadcast(Tensor& tensor, int root = 0) = 0;
-  /// Fills outputs[r] with rank r's `input` (size() outputs of input's shape and dtype).
-  virtual std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) = 0;
-  /// Combines inputs[r] over the ranks into rank r's `output` (size() inputs of output's shape).
+  /// Fills outputs[r] with rank r's `input` (size() outputs of input's shape and dtype): the
+  /// flat all_gather_into_tensor into one buffer, copied into the outputs when the collective
+  /// is waited for (or seen complete).
+  virtual std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input);
+  /// Combines inputs[r] over the ranks into rank r's `output` (size() inputs of output's shape):
+  /// the inputs concatenated, then the flat reduce_scatter_tensor.
   virtual std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
-                                               ReduceOp op = ReduceOp::Sum) = 0;
+                                               ReduceOp op = ReduceOp::Sum);
   /// Returns when every rank has called it.
   virtual std::shared_ptr<Work> barrier() = 0;
   /// all_gather into one tensor (torch.distributed.all_gather_into_tensor): `output` holds
   /// size() x input.numel() elements of input's dtype, rank r's values at [r * n, (r + 1) * n)
-  /// in flat order ([size() * d0, ...] or [size(), d0, ...] shapes both do). The default goes
-  /// through all_gather with views of `output`; engines with a flat collective override it.
-  virtual std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input);
+  /// in flat order ([size() * d0, ...] or [size(), d0, ...] shapes both do).
+  virtual std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) = 0;
   /// reduce_scatter from one tensor (torch.distributed.reduce_scatter_tensor): `input` holds
   /// size() x output.numel() elements; rank r gets the reduction of every rank's part r.
-  virtual std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum);
+  virtual std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum) = 0;
 
   /// The traffic of this group's collectives on this rank.
   CommunicationStats stats() const noexcept {

@@ -11,13 +11,17 @@
 // separate tensors and all-reduces them) say so where they do it.
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "locus/autograd.h"
 #include "locus/cuda.h"
 #include "locus/distributed.h"
 #include "locus/errors.h"
+#include "locus/factories.h"
+#include "locus/ops.h"
 #include "src/distributed/caller_waits.h"
 #include "src/distributed/collective_arguments.h"
 #include "src/distributed/rendezvous_address.h"
@@ -122,24 +126,57 @@ std::shared_ptr<ProcessGroup> make_mpi(const GroupOptions& options) {
 
 }  // namespace
 
-std::shared_ptr<Work> ProcessGroup::all_gather_into_tensor(Tensor& output, const Tensor& input) {
-  check_defined(output, "all_gather_into_tensor");
-  check_defined(input, "all_gather_into_tensor");
-  check_flat(output, input, size(), "all_gather_into_tensor", "output");
-  const Tensor flat = output.view({size(), -1});
-  std::vector<Tensor> parts;
-  for (int r = 0; r < size(); ++r) parts.push_back(flat.select(0, r).view(input.shape()));
-  return all_gather(parts, input);
+// Note [List collectives]
+// Every engine implements the flat collectives, one buffer in and one out, which is what their
+// libraries offer; the list forms are those plus a concatenation before (reduce_scatter) or a
+// copy into the outputs once the collective is complete (all_gather), done here once for all.
+class CopyOutWork final : public Work {
+ public:
+  CopyOutWork(std::shared_ptr<Work> gather, std::function<void()> copy_out)
+      : gather_(std::move(gather)), copy_out_(std::move(copy_out)) {}
+  void wait() override {
+    gather_->wait();
+    finish();
+  }
+  bool is_completed() override {
+    if (!gather_->is_completed()) return false;
+    finish();  // a completed gather whose outputs are not filled yet is not complete
+    return true;
+  }
+
+ private:
+  void finish() {
+    std::call_once(copied_, [this] {
+      gather_->wait();  // rethrows a failure instead of copying garbage
+      copy_out_();
+    });
+  }
+  std::shared_ptr<Work> gather_;
+  std::function<void()> copy_out_;
+  std::once_flag copied_;
+};
+
+std::shared_ptr<Work> ProcessGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
+  check_defined(input, "all_gather");
+  check_parts(outputs, input, size(), "all_gather", "outputs");
+  Tensor flat = empty({size() * input.numel()}, TensorOptions().dtype(input.dtype()).device(input.device()));
+  auto gather = all_gather_into_tensor(flat, input.is_contiguous() ? input : input.contiguous());
+  return std::make_shared<CopyOutWork>(std::move(gather), [flat, outs = outputs, n = input.numel(), shape = input.shape()] {
+    NoGradGuard no_grad;
+    for (size_t r = 0; r < outs.size(); ++r)
+      outs[r].detach().copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view(shape));
+  });
 }
 
-std::shared_ptr<Work> ProcessGroup::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) {
-  check_defined(output, "reduce_scatter_tensor");
-  check_defined(input, "reduce_scatter_tensor");
-  check_flat(input, output, size(), "reduce_scatter_tensor", "input");
-  const Tensor flat = input.view({size(), -1});
-  std::vector<Tensor> parts;
-  for (int r = 0; r < size(); ++r) parts.push_back(flat.select(0, r).view(output.shape()));
-  return reduce_scatter(output, parts, op);
+std::shared_ptr<Work> ProcessGroup::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) {
+  check_defined(output, "reduce_scatter");
+  check_parts(inputs, output, size(), "reduce_scatter", "inputs");
+  check_reduce_op(op, output, "reduce_scatter");
+  NoGradGuard no_grad;
+  std::vector<Tensor> flat;
+  for (const Tensor& t : inputs) flat.push_back(t.detach().reshape({-1}));
+  Tensor all = cat(flat, 0);
+  return reduce_scatter_tensor(output, all, op);
 }
 
 bool caller_waits() noexcept { return t_caller_waits; }

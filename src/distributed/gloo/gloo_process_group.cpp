@@ -114,42 +114,6 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     });
   }
 
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    check_defined(input, "all_gather");
-    check_parts(outputs, input, size_, "all_gather", "outputs");
-    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
-    return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input](uint32_t tag) {
-      if (in.numel() == 0) return;  // Gloo divides by the count
-      HostBuffer b = HostBuffer::of(in);
-      Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
-      with_carrier(in.dtype(), [&](auto carrier) {
-        using C = decltype(carrier);
-        gloo::AllgatherOptions o(context_);
-        o.setInput(static_cast<C*>(b.data()), b.count());
-        o.setOutput(static_cast<C*>(gathered.data_ptr()), b.count() * static_cast<size_t>(size_));
-        o.setTag(tag);
-        o.setTimeout(timeout_);
-        gloo::allgather(o);
-      });
-      for (int r = 0; r < size_; ++r)
-        outs[static_cast<size_t>(r)].detach().copy_(gathered.narrow(0, r * in.numel(), in.numel()).view(in.shape()));
-    });
-  }
-
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
-    check_defined(output, "reduce_scatter");
-    check_parts(inputs, output, size_, "reduce_scatter", "inputs");
-    check_reduce_op(op, output, "reduce_scatter");
-    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
-    return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
-                   [this, out = output, ins = inputs, op](uint32_t tag) {
-                     std::vector<Tensor> flat;
-                     for (const Tensor& t : ins) flat.push_back(t.detach().to(Device(DeviceType::CPU)).reshape({-1}));
-                     Tensor all = cat(flat, 0).contiguous();
-                     ring_reduce_scatter(all, out, op, tag);
-                   });
-  }
-
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
     check_defined(output, "all_gather_into_tensor");
     check_defined(input, "all_gather_into_tensor");

@@ -16,8 +16,8 @@
 // wrapping); Avg is the sum divided by the size. Each collective is MPI's own, whose algorithm
 // (ring, recursive doubling, ...) MPI picks for the size: MPI_Iallreduce in place,
 // MPI_Ibcast, MPI_Iallgather (straight into the flat output for all_gather_into_tensor, in place
-// when the input is the output's own slot) and MPI_Ireduce_scatter_block (the list form of
-// reduce_scatter concatenates its inputs first). MPI's counts are ints: a tensor of more than
+// when the input is the output's own slot) and MPI_Ireduce_scatter_block; the list forms are
+// the base class's, over those (Note [List collectives]). MPI's counts are ints: a tensor of more than
 // INT_MAX elements per rank goes in chunks, all-gather and reduce-scatter through a staging
 // buffer that puts each chunk of every rank's part in its place.
 //
@@ -198,36 +198,6 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
       });
       b.write_back();
     });
-  }
-
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    check_defined(input, "all_gather");
-    check_parts(outputs, input, size_, "all_gather", "outputs");
-    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
-    return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, outs = outputs, in = input] {
-      HostBuffer b = HostBuffer::of(in);
-      Tensor gathered = empty({static_cast<int64_t>(size_) * in.numel()}, TensorOptions().dtype(in.dtype()));
-      all_gather_flat(b.data(), gathered.data_ptr(), in.numel(), in.dtype());
-      for (int r = 0; r < size_; ++r)
-        outs[static_cast<size_t>(r)].detach().copy_(gathered.narrow(0, r * in.numel(), in.numel()).view(in.shape()));
-    });
-  }
-
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
-    check_defined(output, "reduce_scatter");
-    check_parts(inputs, output, size_, "reduce_scatter", "inputs");
-    check_reduce_op(op, output, "reduce_scatter");
-    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
-    return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
-                   [this, out = output, ins = inputs, op] {
-                     std::vector<Tensor> flat;
-                     for (const Tensor& t : ins) flat.push_back(t.detach().to(Device(DeviceType::CPU)).reshape({-1}));
-                     const Tensor all = cat(flat, 0).contiguous();
-                     HostBuffer to = HostBuffer::of(out);
-                     reduce_scatter_flat(all.data_ptr(), to.data(), out.numel(), out.dtype(), op);
-                     if (op == ReduceOp::Avg) to.host.div_(static_cast<double>(size_));
-                     to.write_back();
-                   });
   }
 
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {

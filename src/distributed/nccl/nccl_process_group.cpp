@@ -131,40 +131,6 @@ class NcclProcessGroup final : public ProcessGroup {
     });
   }
 
-  std::shared_ptr<Work> all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    check_tensor(input, "all_gather");
-    check_parts_here(outputs, input, "all_gather", "outputs");
-    const ncclDataType_t type = nccl_dtype(input.dtype(), "all_gather");
-    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
-    Tensor gathered;
-    std::vector<Tensor> used = outputs;
-    used.push_back(input);
-    return launch(CollectiveCall::of("all_gather", input, -1, 0), used, [&](ncclComm_t c, cudaStream_t s) {
-      gathered = empty({static_cast<int64_t>(size_) * input.numel()}, input.options());
-      ncclResult_t r = ncclAllGather(input.data_ptr(), gathered.data_ptr(), count(input), type, c, s);
-      // The copies out run on the group's stream too, after the gather.
-      for (int i = 0; i < size_; ++i)
-        outputs[static_cast<size_t>(i)].detach().copy_(gathered.narrow(0, i * input.numel(), input.numel()).view(input.shape()));
-      return r;
-    });
-  }
-
-  std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
-    check_tensor(output, "reduce_scatter");
-    check_parts_here(inputs, output, "reduce_scatter", "inputs");
-    const ncclDataType_t type = nccl_dtype(output.dtype(), "reduce_scatter");
-    check_reduce_op(op, output, "reduce_scatter");
-    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
-    std::vector<Tensor> used = inputs;
-    used.push_back(output);
-    return launch(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)), used, [&](ncclComm_t c, cudaStream_t s) {
-      std::vector<Tensor> flat;
-      for (const Tensor& t : inputs) flat.push_back(t.detach().reshape({-1}));
-      Tensor all = cat(flat, 0);
-      return ncclReduceScatter(all.data_ptr(), output.data_ptr(), count(output), type, nccl_op(op), c, s);
-    });
-  }
-
   // The flat forms need no copies: NCCL's own collectives read and write one buffer.
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
     check_tensor(input, "all_gather_into_tensor");
@@ -230,13 +196,6 @@ class NcclProcessGroup final : public ProcessGroup {
     const Device mine(DeviceType::CUDA, device_);
     if (t.device() != mine) throw DeviceMismatchError(mine, t.device(), "tensor", op);
     if (!t.is_contiguous()) throw ValueError(std::string(op) + ": an nccl group needs contiguous tensors (call .contiguous())");
-  }
-  // The engine-independent checks, then NCCL's: every part on the group's device.
-  void check_parts_here(const std::vector<Tensor>& parts, const Tensor& like, const char* op, const char* what) const {
-    check_parts(parts, like, size_, op, what);
-    for (size_t r = 0; r < parts.size(); ++r)
-      if (parts[r].device() != like.device())
-        throw DeviceMismatchError(like.device(), parts[r].device(), std::string(what) + "[" + std::to_string(r) + "]", op);
   }
 
   // Runs `enqueue` on the group's stream after the caller's current stream, and returns the
