@@ -12,7 +12,10 @@
 // needs no exchange but the final barrier. checkpoint::load asks, for each tensor of the model
 // it loads into, for the rows this rank now holds (all of them for a tensor that is not sharded
 // there) and copies them out of the pieces that overlap them: any world size loads any other's
-// checkpoint. Everything is read and checked before the model changes.
+// checkpoint. Everything is read and checked before the model changes. With an optimizer, its
+// state_dict() travels under "optim.<key>": a state tensor of its shard's shape is split as the
+// parameter is (marked "rows_of_parameter": true, and split again on load where the parameter
+// is sharded), the rest is written whole by rank 0.
 
 #include "locus/distributed/state_dict.h"
 
@@ -20,6 +23,7 @@
 #include <fstream>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -30,6 +34,7 @@
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
+#include "locus/optim/optimizer.h"
 #include "locus/serialize.h"
 #include "src/distributed/sharded_unit.h"
 
@@ -214,6 +219,7 @@ struct IndexEntry {
     int64_t first, end;  // rows [first, end)
   };
   std::vector<Piece> pieces;
+  bool split = false;  ///< optimizer state split as its parameter was ("rows_of_parameter")
 };
 
 std::map<std::string, IndexEntry> read_index(const std::filesystem::path& dir, std::vector<std::string>& order) {
@@ -241,6 +247,7 @@ std::map<std::string, IndexEntry> read_index(const std::filesystem::path& dir, s
                         "' has rows or a file name out of bounds");
         e.pieces.push_back({file, r[0], r[1]});
       }
+      e.split = t.value("rows_of_parameter", false);
       const std::string name = t.at("name").get<std::string>();
       order.push_back(name);
       out[name] = std::move(e);
@@ -255,82 +262,94 @@ std::map<std::string, IndexEntry> read_index(const std::filesystem::path& dir, s
 
 }  // namespace
 
-void save(const nn::Module& module, const std::string& directory) {
+namespace {
+
+// What save() writes: this rank's file and, on rank 0, the index.
+struct Writer {
+  int rank, size;
+  OrderedDict<std::string, Tensor> mine;
+  nlohmann::json tensors = nlohmann::json::array();
+
+  // A tensor every rank holds whole: rank 0 writes it.
+  void whole(const std::string& name, const Tensor& t) {
+    if (rank == 0) mine.insert(name, t.detach());
+    nlohmann::json entry = {{"name", name}, {"dtype", std::string(dtype_name(t.dtype()))}};
+    entry["shape"] = std::vector<int64_t>(t.shape().begin(), t.shape().end());
+    entry["pieces"] = nlohmann::json::array({{{"file", rank_file(0, size)}, {"rows", {0, t.dim() == 0 ? 1 : t.size(0)}}}});
+    tensors.push_back(entry);
+  }
+  // A tensor split as parameter `p` is: `local` holds this rank's rows. `state`: optimizer state,
+  // marked so that load() splits it again only where its parameter is sharded.
+  void rows(const std::string& name, const Tensor& local, const ShardedParam& p, bool state) {
+    if (p.local_rows > 0) mine.insert(name, local.detach());
+    nlohmann::json entry = {{"name", name}, {"dtype", std::string(dtype_name(local.dtype()))}};
+    entry["shape"] = std::vector<int64_t>(p.full_shape.begin(), p.full_shape.end());
+    entry["pieces"] = nlohmann::json::array();
+    for (int r = 0; r < size; ++r) {
+      const auto [first, count] = ShardedParam::rows_of(p.rows, size, r);
+      if (count > 0) entry["pieces"].push_back({{"file", rank_file(r, size)}, {"rows", {first, first + count}}});
+    }
+    if (state) entry["rows_of_parameter"] = true;
+    tensors.push_back(entry);
+  }
+};
+
+// The optimizer's state keys are "<parameter index>.<name>" (Optimizer::state_dict); the
+// index, or none for the optimizer's own entries ("step", "param_groups...").
+std::optional<size_t> parameter_of(const std::string& key, size_t count) {
+  const size_t dot = key.find('.');
+  if (dot == 0 || dot == std::string::npos || key.find_first_not_of("0123456789") != dot) return std::nullopt;
+  const size_t i = std::stoul(key.substr(0, dot));
+  return i < count ? std::optional<size_t>(i) : std::nullopt;
+}
+
+constexpr const char* kOptimizerPrefix = "optim.";
+
+void save_state(const nn::Module& module, const optim::Optimizer* optimizer, const std::string& directory) {
   const auto sharded = sharded_parameters(module);
   ProcessGroup* group = group_of(module);
-  const int rank = group ? group->rank() : 0, size = group ? group->size() : 1;
+  Writer w{group ? group->rank() : 0, group ? group->size() : 1, {}};
   const std::filesystem::path dir(directory);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw IOError("checkpoint::save: could not create " + directory + ": " + ec.message());
-  OrderedDict<std::string, Tensor> mine;
-  nlohmann::json tensors = nlohmann::json::array();
   for (const auto& [name, t] : module.state_dict()) {
     const auto it = sharded.find(name);
-    nlohmann::json entry;
-    entry["name"] = name;
-    entry["dtype"] = std::string(dtype_name(t.dtype()));
-    entry["pieces"] = nlohmann::json::array();
-    if (it == sharded.end()) {
-      if (rank == 0) mine.insert(name, t);
-      std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-      entry["shape"] = dims;
-      entry["pieces"].push_back({{"file", rank_file(0, size)}, {"rows", {0, t.dim() == 0 ? 1 : t.size(0)}}});
-    } else {
-      const ShardedParam& p = *it->second.param;
-      if (p.local_rows > 0) mine.insert(name, p.shard.detach());
-      std::vector<int64_t> dims(p.full_shape.begin(), p.full_shape.end());
-      entry["shape"] = dims;
-      for (int r = 0; r < size; ++r) {
-        const auto [first, count] = ShardedParam::rows_of(p.rows, size, r);
-        if (count > 0) entry["pieces"].push_back({{"file", rank_file(r, size)}, {"rows", {first, first + count}}});
-      }
-    }
-    tensors.push_back(entry);
+    if (it == sharded.end()) w.whole(name, t);
+    else w.rows(name, it->second.param->shard, *it->second.param, false);
   }
-  locus::save(mine, (dir / rank_file(rank, size)).string());
-  if (rank == 0) {
-    const nlohmann::json index = {{"format", "locus-sharded-checkpoint"}, {"version", 1}, {"world_size", size}, {"tensors", tensors}};
+  if (optimizer) {
+    const std::vector<Tensor>& params = optimizer->params();
+    for (const auto& [key, t] : optimizer->state_dict()) {
+      const auto i = parameter_of(key, params.size());
+      const ShardedParam* p = i ? detail::find_shard(params[*i]).first : nullptr;
+      // A state tensor of the shard's shape (Adam's moments, momentum) is split as the shard is.
+      if (p && t.dim() > 0 && t.shape() == p->shard.shape()) w.rows(kOptimizerPrefix + key, t, *p, true);
+      else w.whole(kOptimizerPrefix + key, t);
+    }
+  }
+  locus::save(w.mine, (dir / rank_file(w.rank, w.size)).string());
+  if (w.rank == 0) {
+    const nlohmann::json index = {
+        {"format", "locus-sharded-checkpoint"}, {"version", 1}, {"world_size", w.size}, {"tensors", w.tensors}};
     write_atomically(dir / "index.json", index.dump(1));
   }
   if (group) group->barrier()->wait();
 }
 
-void load(nn::Module& module, const std::string& directory) {
-  const std::filesystem::path dir(directory);
-  std::vector<std::string> order;
-  const std::map<std::string, IndexEntry> index = read_index(dir, order);
-  const auto sharded = sharded_parameters(module);
-  std::map<std::string, OrderedDict<std::string, Tensor>> files;  // read once each
-  const auto file = [&](const std::string& name) -> const OrderedDict<std::string, Tensor>& {
-    auto it = files.find(name);
-    if (it == files.end()) it = files.emplace(name, locus::load((dir / name).string())).first;
-    return it->second;
-  };
-  std::string missing, unexpected;
-  const OrderedDict<std::string, Tensor> own = module.state_dict();
-  for (const auto& [name, t] : own)
-    if (!index.count(name)) missing += (missing.empty() ? "\"" : ", \"") + name + "\"";
-  for (const std::string& name : order)
-    if (!own.contains(name)) unexpected += (unexpected.empty() ? "\"" : ", \"") + name + "\"";
-  if (!missing.empty() || !unexpected.empty())
-    throw ValueError("checkpoint::load: " + directory + " and " + module.name() + " do not hold the same tensors:" +
-                     (missing.empty() ? "" : " missing from the checkpoint: " + missing + ";") +
-                     (unexpected.empty() ? "" : " not in the model: " + unexpected + ";"));
-  // This rank's rows of every tensor, assembled from the pieces that hold them.
-  OrderedDict<std::string, Tensor> local;
-  NoGradGuard no_grad;
-  for (const auto& [name, t] : own) {
-    const IndexEntry& e = index.at(name);
-    const auto it = sharded.find(name);
-    const Shape want = it == sharded.end() ? t.shape() : it->second.param->full_shape;
-    if (!(e.shape == want))
-      throw ShapeError("checkpoint::load: '" + name + "' is " + shape_text(e.shape) + " in " + directory + " but " +
-                       shape_text(want) + " in the model");
-    const int64_t rows = e.shape.size() == 0 ? 1 : e.shape[0];
-    const int64_t first = it == sharded.end() ? 0 : it->second.param->first_row;
-    const int64_t count = it == sharded.end() ? rows : it->second.param->local_rows;
-    // [count, the rest of the shape]: a 0-dim tensor is one row.
+// What load() reads: the index, and the rows of a tensor from whichever files hold them.
+class Reader {
+ public:
+  explicit Reader(const std::string& directory) : name_(directory), dir_(directory), index_(read_index(dir_, order_)) {}
+  const std::vector<std::string>& order() const noexcept { return order_; }
+  bool has(const std::string& name) const { return index_.count(name) != 0; }
+  const IndexEntry& entry(const std::string& name) const { return index_.at(name); }
+  const std::string& directory() const noexcept { return name_; }
+
+  // Rows [first, first + count) of tensor `name`, as [count, the rest of its shape] (a 0-dim
+  // tensor is one row).
+  Tensor rows(const std::string& name, int64_t first, int64_t count) {
+    const IndexEntry& e = index_.at(name);
     std::vector<int64_t> dims{count};
     for (size_t d = 1; d < e.shape.size(); ++d) dims.push_back(e.shape[d]);
     Tensor out = empty(Shape(dims), TensorOptions().dtype(e.dtype));
@@ -340,18 +359,112 @@ void load(nn::Module& module, const std::string& directory) {
       if (from >= to) continue;
       const auto& values = file(piece.file);
       if (!values.contains(name))
-        throw IOError("checkpoint::load: " + (dir / piece.file).string() + " lacks '" + name + "', which index.json puts there");
+        throw IOError("checkpoint::load: " + (dir_ / piece.file).string() + " lacks '" + name + "', which index.json puts there");
       Tensor stored = values[name];
       if (stored.dim() == 0) stored = stored.reshape({1});
       if (stored.dim() != static_cast<int64_t>(dims.size()) || stored.size(0) != piece.end - piece.first || stored.dtype() != e.dtype)
-        throw IOError("checkpoint::load: '" + name + "' in " + (dir / piece.file).string() + " does not match index.json");
+        throw IOError("checkpoint::load: '" + name + "' in " + (dir_ / piece.file).string() + " does not match index.json");
       out.narrow(0, from - first, to - from).copy_(stored.narrow(0, from - piece.first, to - from));
       covered += to - from;
     }
-    if (covered != count)
-      throw IOError("checkpoint::load: the pieces of '" + name + "' in " + directory + " do not cover its rows");
-    local.insert(name, it == sharded.end() ? out.view(t.shape()) : out);
+    if (covered != count) throw IOError("checkpoint::load: the pieces of '" + name + "' in " + name_ + " do not cover its rows");
+    return out;
   }
+  // The whole tensor.
+  Tensor whole(const std::string& name) {
+    const IndexEntry& e = index_.at(name);
+    return rows(name, 0, e.shape.size() == 0 ? 1 : e.shape[0]).view(e.shape);
+  }
+
+ private:
+  const OrderedDict<std::string, Tensor>& file(const std::string& name) {
+    auto it = files_.find(name);
+    if (it == files_.end()) it = files_.emplace(name, locus::load((dir_ / name).string())).first;
+    return it->second;
+  }
+  std::string name_;
+  std::filesystem::path dir_;
+  std::vector<std::string> order_;
+  std::map<std::string, IndexEntry> index_;
+  std::map<std::string, OrderedDict<std::string, Tensor>> files_;  // read once each
+};
+
+bool is_optimizer_entry(const std::string& name) { return name.rfind(kOptimizerPrefix, 0) == 0; }
+
+// This rank's part of every tensor of the module, checked against the checkpoint.
+OrderedDict<std::string, Tensor> read_module_state(const nn::Module& module, Reader& reader) {
+  const auto sharded = sharded_parameters(module);
+  std::string missing, unexpected;
+  const OrderedDict<std::string, Tensor> own = module.state_dict();
+  for (const auto& [name, t] : own)
+    if (!reader.has(name)) missing += (missing.empty() ? "\"" : ", \"") + name + "\"";
+  for (const std::string& name : reader.order())
+    if (!is_optimizer_entry(name) && !own.contains(name)) unexpected += (unexpected.empty() ? "\"" : ", \"") + name + "\"";
+  if (!missing.empty() || !unexpected.empty())
+    throw ValueError("checkpoint::load: " + reader.directory() + " and " + module.name() + " do not hold the same tensors:" +
+                     (missing.empty() ? "" : " missing from the checkpoint: " + missing + ";") +
+                     (unexpected.empty() ? "" : " not in the model: " + unexpected + ";"));
+  OrderedDict<std::string, Tensor> local;
+  for (const auto& [name, t] : own) {
+    const IndexEntry& e = reader.entry(name);
+    const auto it = sharded.find(name);
+    const Shape want = it == sharded.end() ? t.shape() : it->second.param->full_shape;
+    if (!(e.shape == want))
+      throw ShapeError("checkpoint::load: '" + name + "' is " + shape_text(e.shape) + " in " + reader.directory() + " but " +
+                       shape_text(want) + " in the model");
+    if (it == sharded.end()) local.insert(name, reader.whole(name));
+    else local.insert(name, reader.rows(name, it->second.param->first_row, it->second.param->local_rows));
+  }
+  return local;
+}
+
+// The optimizer's state, each split state tensor cut to the rows its parameter holds now.
+std::map<std::string, Tensor> read_optimizer_state(const optim::Optimizer& optimizer, Reader& reader) {
+  std::map<std::string, Tensor> state;
+  const std::vector<Tensor>& params = optimizer.params();
+  for (const std::string& name : reader.order()) {
+    if (!is_optimizer_entry(name)) continue;
+    const std::string key = name.substr(std::string(kOptimizerPrefix).size());
+    const IndexEntry& e = reader.entry(name);
+    const auto i = parameter_of(key, params.size());
+    const ShardedParam* p = i && e.split ? detail::find_shard(params[*i]).first : nullptr;
+    if (!p) {
+      state[key] = reader.whole(name);
+      continue;
+    }
+    if (!(e.shape == p->full_shape))
+      throw ShapeError("checkpoint::load: optimizer state '" + key + "' is " + shape_text(e.shape) + " in " +
+                       reader.directory() + " but its parameter is " + shape_text(p->full_shape));
+    state[key] = reader.rows(name, p->first_row, p->local_rows).view(p->shard.shape());
+  }
+  if (state.empty())
+    throw ValueError("checkpoint::load: " + reader.directory() + " holds no optimizer state (it was saved without an optimizer)");
+  return state;
+}
+
+}  // namespace
+
+void save(const nn::Module& module, const std::string& directory) { save_state(module, nullptr, directory); }
+
+void save(const nn::Module& module, const optim::Optimizer& optimizer, const std::string& directory) {
+  save_state(module, &optimizer, directory);
+}
+
+void load(nn::Module& module, const std::string& directory) {
+  Reader reader(directory);
+  NoGradGuard no_grad;
+  const OrderedDict<std::string, Tensor> local = read_module_state(module, reader);
+  module.load_state_dict(local, /*strict=*/true);
+}
+
+void load(nn::Module& module, optim::Optimizer& optimizer, const std::string& directory) {
+  Reader reader(directory);
+  NoGradGuard no_grad;
+  // Everything is read and checked before either changes; the optimizer, whose groups may not
+  // match, first.
+  const OrderedDict<std::string, Tensor> local = read_module_state(module, reader);
+  const std::map<std::string, Tensor> state = read_optimizer_state(optimizer, reader);
+  optimizer.load_state_dict(state);
   module.load_state_dict(local, /*strict=*/true);
 }
 

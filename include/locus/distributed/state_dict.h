@@ -11,6 +11,7 @@ LOCUS_API_BEGIN
 
 #include "locus/arg.h"
 #include "locus/nn/module.h"
+#include "locus/optim/optimizer.h"
 #include "locus/ordered_dict.h"
 
 namespace locus::distributed {
@@ -55,6 +56,10 @@ namespace checkpoint {
 /// every rank's files are complete (a barrier). A collective; IOError naming a file that could
 /// not be written.
 void save(const nn::Module& module, const std::string& directory);
+/// The same with the optimizer's state (Optimizer::state_dict, under "optim.<key>"): the
+/// tensors of a sharded parameter's shape (Adam's moments, momentum) split into rows as the
+/// parameter is, the rest (step counts, the groups' options) written by rank 0.
+void save(const nn::Module& module, const optim::Optimizer& optimizer, const std::string& directory);
 
 /// Loads what save() wrote into the module, sharded over any number of ranks: each rank reads
 /// the rows it now holds from whichever files have them, so a checkpoint saved on 4 ranks loads
@@ -62,6 +67,10 @@ void save(const nn::Module& module, const std::string& directory);
 /// file; ValueError naming the tensors the module and the checkpoint do not share; ShapeError
 /// for a tensor whose whole shape differs. Nothing changes when it raises.
 void load(nn::Module& module, const std::string& directory);
+/// The same with the optimizer's state, each rank taking the rows of its parameters' state that
+/// it holds now, so training resumes on another number of ranks where it stopped. ValueError for
+/// a checkpoint saved without an optimizer, and Optimizer::load_state_dict's errors.
+void load(nn::Module& module, optim::Optimizer& optimizer, const std::string& directory);
 
 }  // namespace checkpoint
 
