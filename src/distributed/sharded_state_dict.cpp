@@ -21,6 +21,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -210,6 +212,25 @@ DType dtype_named(const std::string& name, const std::filesystem::path& index) {
   throw IOError("checkpoint::load: " + index.string() + " names an unknown dtype '" + name + "'");
 }
 
+// An integer of the index. nlohmann's get<int64_t>() casts any number, and a double outside
+// int64's range is undefined behaviour: only JSON integers pass, in range.
+int64_t integer_of(const nlohmann::json& v, const std::filesystem::path& index, const char* what) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    return v.get<int64_t>();
+  }
+  throw IOError("checkpoint::load: " + index.string() + ": " + what + " must be integers of at most 2^63 - 1");
+}
+
+std::vector<int64_t> integers_of(const nlohmann::json& v, const std::filesystem::path& index, const char* what) {
+  if (!v.is_array()) throw IOError("checkpoint::load: " + index.string() + ": " + what + " must be a list of integers");
+  std::vector<int64_t> out;
+  for (const auto& x : v) out.push_back(integer_of(x, index, what));
+  return out;
+}
+
 // One tensor of the index.
 struct IndexEntry {
   Shape shape;
@@ -229,18 +250,18 @@ std::map<std::string, IndexEntry> read_index(const std::filesystem::path& dir, s
   std::map<std::string, IndexEntry> out;
   try {
     const nlohmann::json index = nlohmann::json::parse(in);
-    if (index.at("format").get<std::string>() != "locus-sharded-checkpoint" || index.at("version").get<int>() != 1)
+    if (index.at("format").get<std::string>() != "locus-sharded-checkpoint" || integer_of(index.at("version"), path, "version") != 1)
       throw IOError("checkpoint::load: " + path.string() + " is not a Locus sharded checkpoint index of version 1");
     for (const auto& t : index.at("tensors")) {
       IndexEntry e;
-      std::vector<int64_t> dims = t.at("shape").get<std::vector<int64_t>>();
+      std::vector<int64_t> dims = integers_of(t.at("shape"), path, "a shape's sizes");
       for (int64_t d : dims)
         if (d < 0) throw IOError("checkpoint::load: " + path.string() + ": negative size in a shape");
       e.shape = Shape(dims);
       e.dtype = dtype_named(t.at("dtype").get<std::string>(), path);
       const int64_t rows = dims.empty() ? 1 : dims[0];
       for (const auto& p : t.at("pieces")) {
-        const auto r = p.at("rows").get<std::vector<int64_t>>();
+        const auto r = integers_of(p.at("rows"), path, "a piece's rows");
         const std::string file = p.at("file").get<std::string>();
         if (r.size() != 2 || r[0] < 0 || r[0] > r[1] || r[1] > rows || file.find('/') != std::string::npos)
           throw IOError("checkpoint::load: " + path.string() + ": a piece of '" + t.at("name").get<std::string>() +
@@ -352,7 +373,13 @@ class Reader {
     const IndexEntry& e = index_.at(name);
     std::vector<int64_t> dims{count};
     for (size_t d = 1; d < e.shape.size(); ++d) dims.push_back(e.shape[d]);
-    Tensor out = empty(Shape(dims), TensorOptions().dtype(e.dtype));
+    // Every piece is checked against its file before anything is allocated, so the rows taken
+    // are rows that exist: an index cannot make this allocate more than the files hold.
+    struct Part {
+      Tensor stored;
+      int64_t from, to, piece_first;
+    };
+    std::vector<Part> parts;
     int64_t covered = 0;
     for (const IndexEntry::Piece& piece : e.pieces) {
       const int64_t from = std::max(first, piece.first), to = std::min(first + count, piece.end);
@@ -362,12 +389,18 @@ class Reader {
         throw IOError("checkpoint::load: " + (dir_ / piece.file).string() + " lacks '" + name + "', which index.json puts there");
       Tensor stored = values[name];
       if (stored.dim() == 0) stored = stored.reshape({1});
-      if (stored.dim() != static_cast<int64_t>(dims.size()) || stored.size(0) != piece.end - piece.first || stored.dtype() != e.dtype)
+      bool same = stored.dim() == static_cast<int64_t>(dims.size()) && stored.size(0) == piece.end - piece.first &&
+                  stored.dtype() == e.dtype;
+      for (size_t d = 1; same && d < dims.size(); ++d) same = stored.size(static_cast<int64_t>(d)) == dims[d];
+      if (!same)
         throw IOError("checkpoint::load: '" + name + "' in " + (dir_ / piece.file).string() + " does not match index.json");
-      out.narrow(0, from - first, to - from).copy_(stored.narrow(0, from - piece.first, to - from));
+      parts.push_back({stored, from, to, piece.first});
       covered += to - from;
     }
     if (covered != count) throw IOError("checkpoint::load: the pieces of '" + name + "' in " + name_ + " do not cover its rows");
+    Tensor out = empty(Shape(dims), TensorOptions().dtype(e.dtype));
+    for (const Part& p : parts)
+      out.narrow(0, p.from - first, p.to - p.from).copy_(p.stored.narrow(0, p.from - p.piece_first, p.to - p.from));
     return out;
   }
   // The whole tensor.
