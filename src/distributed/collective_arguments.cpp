@@ -39,6 +39,21 @@ void check_flat(const Tensor& whole, const Tensor& part, int size, const char* o
   }
 }
 
+int64_t check_all_gather_into_tensor(const Tensor& output, const Tensor& input, int size) {
+  check_defined(output, "all_gather_into_tensor");
+  check_defined(input, "all_gather_into_tensor");
+  check_flat(output, input, size, "all_gather_into_tensor", "output");
+  return size * static_cast<int64_t>(input.nbytes());
+}
+
+int64_t check_reduce_scatter_tensor(const Tensor& output, const Tensor& input, ReduceOp op, int size) {
+  check_defined(output, "reduce_scatter_tensor");
+  check_defined(input, "reduce_scatter_tensor");
+  check_flat(input, output, size, "reduce_scatter_tensor", "input");
+  check_reduce_op(op, output, "reduce_scatter_tensor");
+  return size * static_cast<int64_t>(output.nbytes());
+}
+
 void check_reduce_op(ReduceOp reduce, const Tensor& t, const char* op) {
   if (reduce == ReduceOp::Avg && !t.is_floating_point())
     throw DTypeError(std::string(op) + ": ReduceOp::Avg needs a floating tensor, got " + std::string(dtype_name(t.dtype())));

@@ -115,10 +115,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   }
 
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
-    check_defined(output, "all_gather_into_tensor");
-    check_defined(input, "all_gather_into_tensor");
-    check_flat(output, input, size_, "all_gather_into_tensor", "output");
-    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
+    count_collective(check_all_gather_into_tensor(output, input, size_));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, out = output, in = input](uint32_t tag) {
       if (in.numel() == 0) return;  // Gloo divides by the count
       HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
@@ -136,11 +133,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   }
 
   std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) override {
-    check_defined(output, "reduce_scatter_tensor");
-    check_defined(input, "reduce_scatter_tensor");
-    check_flat(input, output, size_, "reduce_scatter_tensor", "input");
-    check_reduce_op(op, output, "reduce_scatter_tensor");
-    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
+    count_collective(check_reduce_scatter_tensor(output, input, op, size_));
     return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
                    [this, out = output, in = input, op](uint32_t tag) {
                      // The ring reduces in place: a private copy, unless `in` had to be copied anyway.

@@ -201,10 +201,7 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
   }
 
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
-    check_defined(output, "all_gather_into_tensor");
-    check_defined(input, "all_gather_into_tensor");
-    check_flat(output, input, size_, "all_gather_into_tensor", "output");
-    count_collective(size_ * static_cast<int64_t>(input.nbytes()));
+    count_collective(check_all_gather_into_tensor(output, input, size_));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, out = output, in = input] {
       HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
       const size_t part = in.nbytes();
@@ -220,11 +217,7 @@ class MpiProcessGroup final : public ProcessGroup, public std::enable_shared_fro
   }
 
   std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) override {
-    check_defined(output, "reduce_scatter_tensor");
-    check_defined(input, "reduce_scatter_tensor");
-    check_flat(input, output, size_, "reduce_scatter_tensor", "input");
-    check_reduce_op(op, output, "reduce_scatter_tensor");
-    count_collective(size_ * static_cast<int64_t>(output.nbytes()));
+    count_collective(check_reduce_scatter_tensor(output, input, op, size_));
     return enqueue(CollectiveCall::of("reduce_scatter", output, -1, static_cast<int>(op)),
                    [this, out = output, in = input, op] {
                      HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
