@@ -499,13 +499,10 @@ FSDPModule fully_shard(nn::AnyModule any, std::shared_ptr<ProcessGroup> group, F
           unit->params[k].full.register_post_accumulate_grad_hook([raw, k](const Tensor&) { detail::on_gradient(*raw, k); });
   // The module owns its unit through its forward hooks (the unit holds the module weakly), so
   // the unit lives as long as the module, whether or not the caller keeps the FSDPModule.
-  unit->forward_hooks.push_back(module->register_forward_pre_hook([unit](nn::Module&, std::vector<Tensor>& inputs) {
-    detail::pre_forward(*unit, inputs);
-  }));
-  unit->forward_hooks.push_back(
-      module->register_forward_hook([raw](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>& outputs) {
-        detail::post_forward(*raw, outputs);
-      }));
+  module->register_forward_pre_hook([unit](nn::Module&, std::vector<Tensor>& inputs) { detail::pre_forward(*unit, inputs); });
+  module->register_forward_hook([raw](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>& outputs) {
+    detail::post_forward(*raw, outputs);
+  });
   // This unit is outermost until a fully_shard on a module around it says otherwise.
   unit->is_root = true;
   for (const auto& inner : detail::units_within(*module))

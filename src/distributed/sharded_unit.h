@@ -54,7 +54,6 @@ struct ShardedUnit : std::enable_shared_from_this<ShardedUnit> {
   Device device{DeviceType::CPU};
   std::vector<ShardedParam> params;
   int64_t flat_numel = 0;  ///< elements of one rank's slot of every parameter together
-  std::vector<int64_t> forward_hooks;  ///< the ids of its pre- and post-forward hooks
 
   Phase phase = Phase::Sharded;
   Tensor gathered;                          ///< the all-gather's output while it runs

@@ -298,9 +298,8 @@ void run_train(const TrainArgs& a) {
     total_time += dt;
     if (scheduler && !per_step) scheduler->step();  // every rank, so that the rates stay equal
     // A sharded model's forward is a collective: every rank evaluates, rank 0 reports.
-    if (sharded) acc = accuracy(a, *model, *test_set, where, lower);
+    if (sharded || ranks.reports()) acc = accuracy(a, *model, *test_set, where, lower);
     if (!ranks.reports()) continue;
-    if (!sharded) acc = accuracy(a, *model, *test_set, where, lower);
     std::fprintf(stderr, "\n");
     std::printf("epoch %d: lr %g, loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n", epoch, epoch_lr, shown_loss,
                 100 * acc, dt, static_cast<double>(train_set->size()) / dt);
