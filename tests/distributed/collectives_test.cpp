@@ -67,6 +67,29 @@ TEST(Collectives, AllReduceEveryOpAndDtype) {
     });
 }
 
+// All-reduce splits a buffer into one part per rank (Note [Ring all-reduce]): counts that do not
+// divide, parts left empty (2 elements on 3 ranks) and a 4 MiB buffer must all give the sum, and
+// the same bits on every rank.
+TEST(Collectives, AllReduceOfAnySizeGivesTheSameSumOnEveryRank) {
+  if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
+  for (int n : {2, 3})
+    on_ranks(n, [n](ProcessGroup& g) {
+      for (int64_t count : {int64_t{2}, int64_t{7}, int64_t{100003}, (int64_t{4} << 20) / 4 + 5}) {
+        // rank r holds sin(0.37 i + r); the sum over ranks is computed here in float64
+        const Tensor i = arange(0, count, 1, TensorOptions().dtype(kFloat64)) * 0.37;
+        Tensor mine = (i + static_cast<double>(g.rank())).sin().to(kFloat32);
+        Tensor want = zeros({count}, TensorOptions().dtype(kFloat64));
+        for (int k = 0; k < n; ++k) want = want + (i + static_cast<double>(k)).sin().to(kFloat32).to(kFloat64);
+        g.all_reduce(mine, ReduceOp::Sum)->wait();
+        EXPECT_LT((mine.to(kFloat64) - want).abs().max().item<double>(), 1e-5) << count << " on " << n;
+        Tensor everyone = empty({n * count});
+        g.all_gather_into_tensor(everyone, mine)->wait();
+        for (int k = 0; k < n; ++k)
+          EXPECT_TRUE(equal(everyone.narrow(0, k * count, count), mine)) << "rank " << k << ", " << count << " on " << n;
+      }
+    });
+}
+
 TEST(Collectives, BroadcastGatherScatterAsyncOnDevices) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
   on_ranks(3, [](ProcessGroup& g) {
