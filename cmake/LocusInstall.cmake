@@ -2,7 +2,7 @@
 #   find_package(Locus CONFIG REQUIRED)           or   pkg-config --cflags --libs locus
 #   target_link_libraries(app PRIVATE Locus::locus)
 # Components, one per Debian package (cmake/LocusPackaging.cmake): runtime (liblocus.so.N),
-# cuda (the backend modules), dev (headers, CMake and pkg-config files), tools (bin/locus).
+# cuda (the CUDA and NCCL modules), mpi (the MPI module), dev (headers, CMake and pkg-config files), tools (bin/locus).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS locus EXPORT LocusTargets
@@ -15,6 +15,9 @@ foreach(module IN ITEMS cuda nccl)
     install(TARGETS locus_${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT cuda)
   endif()
 endforeach()
+if(TARGET locus_mpi)
+  install(TARGETS locus_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT mpi)
+endif()
 install(DIRECTORY include/locus DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 # The vendored DLPack header (locus/dlpack.h includes <dlpack/dlpack.h>) and its licence.
 install(DIRECTORY third_party/dlpack/include/dlpack DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)

@@ -1,10 +1,12 @@
 # Debian packages from one build (`cpack` in the build directory; scripts/package.sh):
-#   liblocus0        liblocus.so.N, the core (CPU and sim devices, Gloo and MPI process groups)
+#   liblocus0        liblocus.so.N, the core (CPU and sim devices, Gloo process groups)
 #   liblocus-cuda0   the CUDA backend and NCCL process group modules, loaded where a driver is
+#   liblocus-mpi0    the MPI process group module, loaded when an mpi group is asked for
 #   liblocus-dev     headers, the CMake package, locus.pc, the liblocus.so link
 #   locus-tools      the `locus` command
-# liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo, Open MPI,
-# zlib, libzip); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
+# liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo, zlib,
+# libzip); liblocus-mpi0 names Open MPI's package itself (dpkg-shlibdeps cannot see liblocus.so.0,
+# which another package of the same build holds); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
 # cuda-libraries / libnccl2 packages from NVIDIA's repository), which Debian does not carry, so
 # liblocus-cuda0 recommends them rather than depending on them: without them
 # cuda::is_available() is false and `locus info` names the library that is missing.
@@ -23,6 +25,9 @@ set(CPACK_COMPONENTS_ALL runtime dev tools)
 if(TARGET locus_cuda OR TARGET locus_nccl)
   list(APPEND CPACK_COMPONENTS_ALL cuda)
 endif()
+if(TARGET locus_mpi)
+  list(APPEND CPACK_COMPONENTS_ALL mpi)
+endif()
 set(soversion ${PROJECT_VERSION_MAJOR})
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "liblocus${soversion}")
@@ -31,7 +36,12 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 # one (Note [CPU threads]) and its RUNPATH points there.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo and MPI process groups)")
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo process groups)")
+
+set(CPACK_DEBIAN_MPI_PACKAGE_NAME "liblocus-mpi${soversion}")
+set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "libopenmpi3")
+set(CPACK_COMPONENT_MPI_DEPENDS runtime)
+set(CPACK_COMPONENT_MPI_DESCRIPTION "Locus tensor library: the MPI process group (Open MPI), loaded at run time")
 
 set(CPACK_DEBIAN_CUDA_PACKAGE_NAME "liblocus-cuda${soversion}")
 set(CPACK_COMPONENT_CUDA_DEPENDS runtime)

@@ -2,23 +2,24 @@
 # The installed package as users meet it, after scripts/test.sh has built build/release:
 #  1. `cmake --install` into build/install; the consumer project (consumer/) configured, built and
 #     run against it with the CUDA toolkit hidden (a clean environment, /usr/local/cuda on no
-#     search path, find_package(CUDAToolkit) disabled); ldd of the consumer must list no CUDA
-#     library, and the consumer checks its own /proc/self/maps.
+#     search path, find_package(CUDAToolkit) disabled); ldd of the consumer must list no CUDA or
+#     MPI library (both come in modules, loaded when asked for), and the consumer checks its own
+#     /proc/self/maps.
 #  2. The LibTorch compatibility package (compat/torch) in build/install: the LibTorch-style
 #     programs of tests/libtorch configured with find_package(Torch), built and run (a CNN on the
 #     MNIST loader, a GAN checkpointed and restored, a custom dataset).
 #  3. The Debian packages (scripts/package.sh) installed with `apt-get install ./*.deb`; the
 #     consumer built against them through CMake and through pkg-config, and run; `locus info` run
-#     from /usr/bin; the packages removed again.
+#     from /usr/bin (it loads the mpi module); the packages removed again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cuda_libraries='libcuda|libcublas|libcudart|libnccl|libcudnn|liblocus_cuda|liblocus_nccl'
+module_libraries='libcuda|libcublas|libcudart|libnccl|libcudnn|liblocus_cuda|liblocus_nccl|libmpi|libopen-pal|liblocus_mpi'
 no_cuda_env=(env -i HOME="$HOME" PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
 no_cuda_cmake=(--no-warn-unused-cli -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda)
 
-check_no_cuda() {  # $1: a program
-  if ldd "$1" | grep -Ei "$cuda_libraries"; then
-    echo "error: $1 needs a CUDA library (above)" >&2
+check_no_module_library() {  # $1: a program
+  if ldd "$1" | grep -Ei "$module_libraries"; then
+    echo "error: $1 needs a CUDA or MPI library (above), which only a module may load" >&2
     exit 1
   fi
 }
@@ -30,9 +31,9 @@ cmake --install build/release --prefix "$PWD/build/install" | grep "Installed si
   "${no_cuda_cmake[@]}" >/dev/null
 "${no_cuda_env[@]}" cmake --build build/consumer >/dev/null
 "${no_cuda_env[@]}" build/consumer/consumer
-check_no_cuda build/consumer/consumer
-check_no_cuda build/install/bin/locus
-echo "consumer of build/install: built and ran without the CUDA toolkit; ldd lists no CUDA library"
+check_no_module_library build/consumer/consumer
+check_no_module_library build/install/bin/locus
+echo "consumer of build/install: built and ran without the CUDA toolkit; ldd lists no CUDA or MPI library"
 
 # ---- 2. LibTorch programs through the compatibility package -------------------------------------
 rm -rf build/libtorch-programs
@@ -59,11 +60,11 @@ rm -rf build/consumer-deb
 "${no_cuda_env[@]}" cmake -S consumer -B build/consumer-deb -G Ninja "${no_cuda_cmake[@]}" >/dev/null
 "${no_cuda_env[@]}" cmake --build build/consumer-deb >/dev/null
 "${no_cuda_env[@]}" build/consumer-deb/consumer
-check_no_cuda build/consumer-deb/consumer
+check_no_module_library build/consumer-deb/consumer
 # shellcheck disable=SC2046
 "${no_cuda_env[@]}" g++ -O1 -o build/consumer-deb/consumer_pkgconfig consumer/main.cpp $(pkg-config --cflags --libs locus)
 "${no_cuda_env[@]}" build/consumer-deb/consumer_pkgconfig >/dev/null
-check_no_cuda build/consumer-deb/consumer_pkgconfig
-"${no_cuda_env[@]}" /usr/bin/locus info | sed -n '/Build/,$p' | grep -E "CUDA backend|cuda:|nccl"
-check_no_cuda /usr/bin/locus
+check_no_module_library build/consumer-deb/consumer_pkgconfig
+"${no_cuda_env[@]}" /usr/bin/locus info | sed -n '/Build/,$p' | grep -E "CUDA backend|cuda:|nccl|mpi:"
+check_no_module_library /usr/bin/locus
 echo "Debian packages ($packages): installed, consumer built through CMake and pkg-config, ran"

@@ -14,7 +14,11 @@
 #include <thread>
 
 #include "locus/distributed.h"
+#include "locus/export.h"
 #include "src/distributed/collective_check.h"
+
+// Exported for the mpi module (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -67,3 +71,5 @@ class CollectiveQueue {
 };
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

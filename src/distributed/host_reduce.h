@@ -8,6 +8,10 @@
 
 #include "locus/distributed.h"
 #include "locus/dtype.h"
+#include "locus/export.h"
+
+// Exported for the mpi module (Note [Export table]); not public API.
+LOCUS_API_BEGIN
 
 namespace locus::distributed {
 
@@ -18,3 +22,5 @@ using HostReduce = std::function<void(void* c, const void* a, const void* b, siz
 HostReduce host_reduce(DType dtype, ReduceOp op);
 
 }  // namespace locus::distributed
+
+LOCUS_API_END

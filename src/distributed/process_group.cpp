@@ -1,5 +1,5 @@
 // The default group and the free functions of torch.distributed, over the groups the engines
-// make (gloo and mpi here, nccl in its module).
+// make (gloo here, nccl and mpi in their modules).
 //
 // Note [Collective volume]
 // Every group counts, per rank, the collectives it issues and their data volume in the units the
@@ -28,11 +28,12 @@
 #if LOCUS_WITH_GLOO
 #include "src/distributed/gloo/gloo_process_group.h"
 #endif
-#if LOCUS_WITH_MPI
-#include "src/distributed/mpi/mpi_process_group.h"
-#endif
+#include "src/distributed/mpi_module.h"
 #include "src/distributed/nccl_module.h"
 #include "src/runtime/backend_module.h"
+#if LOCUS_MPI_LINKED
+#include "src/distributed/mpi/mpi_process_group.h"
+#endif
 #if LOCUS_NCCL_LINKED
 #include "src/distributed/nccl/nccl_process_group.h"
 #endif
@@ -64,16 +65,28 @@ std::shared_ptr<Work> issue(bool async_op, Call&& call) {
 
 thread_local bool t_caller_waits = false;
 
-struct NcclBackend {
-  NcclGroupFactory make = nullptr;
+// An engine that lives in a backend module (Note [Backend modules]): its group factory, or why
+// there is none.
+template <class Factory>
+struct ModuleEngine {
+  Factory make = nullptr;
   std::string reason;  // why `make` is null
 };
 
-// The NCCL engine: linked into a static Locus, otherwise a module loaded on first use
-// (Note [Backend modules]).
-const NcclBackend& nccl_backend() {
-  static const NcclBackend backend = [] {
-    NcclBackend found;
+// Looks up module `name` and reads the factory it provides.
+template <class Factory>
+ModuleEngine<Factory> load_engine(const char* name) {
+  ModuleEngine<Factory> found;
+  const runtime::ModuleLookup module = runtime::load_backend_module(name);
+  if (module.provides) found.make = *static_cast<const Factory*>(module.provides);
+  else found.reason = module.reason;
+  return found;
+}
+
+// The NCCL engine: linked into a static Locus, otherwise a module loaded on first use.
+const ModuleEngine<NcclGroupFactory>& nccl_backend() {
+  static const ModuleEngine<NcclGroupFactory> backend = [] {
+    ModuleEngine<NcclGroupFactory> found;
 #if LOCUS_NCCL_LINKED
     found.make = &make_nccl_group;
 #elif !LOCUS_BACKEND_MODULES
@@ -85,16 +98,31 @@ const NcclBackend& nccl_backend() {
       found.reason = "NCCL needs cuda devices, and cuda is not available: " + cuda::unavailable_reason();
       return found;
     }
-    const runtime::ModuleLookup module = runtime::load_backend_module("nccl");
-    if (module.provides) found.make = *static_cast<const NcclGroupFactory*>(module.provides);
-    else found.reason = module.reason;
+    found = load_engine<NcclGroupFactory>("nccl");
 #endif
     return found;
   }();
   return backend;
 }
 
-#if LOCUS_WITH_MPI
+// The MPI engine: linked into a static Locus, otherwise a module loaded the first time mpi is
+// asked for, so that Open MPI's libraries map only into the processes that use it.
+const ModuleEngine<MpiGroupFactory>& mpi_backend() {
+  static const ModuleEngine<MpiGroupFactory> backend = [] {
+    ModuleEngine<MpiGroupFactory> found;
+#if LOCUS_MPI_LINKED
+    found.make = &make_mpi_group;
+#elif !LOCUS_WITH_MPI
+    found.reason = "built without MPI (install libopenmpi-dev and openmpi-bin, and rebuild; gloo carries the same "
+                   "tensors without MPI)";
+#else
+    found = load_engine<MpiGroupFactory>("mpi");
+#endif
+    return found;
+  }();
+  return backend;
+}
+
 // A rank or size the caller gave (GroupOptions, else the environment variable `var` when set),
 // checked against MPI's numbering: ValueError naming both when they differ.
 void check_given_place(int mpi_value, int option, const char* option_name, const char* var, const ProcessGroup& g,
@@ -117,12 +145,11 @@ void check_given_place(int mpi_value, int option, const char* option_name, const
 
 // An mpi group: MPI knows the ranks, so no store; what the caller said is checked against it.
 std::shared_ptr<ProcessGroup> make_mpi(const GroupOptions& options) {
-  std::shared_ptr<ProcessGroup> g = make_mpi_group(options.timeout(), options.name());
+  std::shared_ptr<ProcessGroup> g = mpi_backend().make(options.timeout(), options.name());
   check_given_place(g->rank(), options.rank(), "rank", "RANK", *g, options.name());
   check_given_place(g->size(), options.world_size(), "world_size", "WORLD_SIZE", *g, options.name());
   return g;
 }
-#endif
 
 }  // namespace
 
@@ -189,10 +216,7 @@ std::string unavailable_reason(const std::string& backend) {
     if (!LOCUS_WITH_GLOO) return "built without Gloo, whose rendezvous store NCCL meets its peers through";
     return nccl_backend().reason;
   }
-  if (backend == "mpi")
-    return LOCUS_WITH_MPI ? ""
-                          : "built without MPI (install libopenmpi-dev and openmpi-bin, and rebuild; gloo carries the same "
-                            "tensors without MPI)";
+  if (backend == "mpi") return mpi_backend().reason;
   return "unknown distributed backend '" + backend + "': use gloo, nccl or mpi";
 }
 
@@ -206,9 +230,7 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend, GroupOptions
       throw BackendUnavailableError("the distributed backend '" + backend + "' is not available: " + unavailable_reason(backend));
     throw BackendUnavailableError("the distributed backend 'gloo' is not built into this Locus (install libgloo-dev and rebuild)");
   }
-#if LOCUS_WITH_MPI
   if (backend == "mpi") return make_mpi(options);  // no store: MPI knows the ranks
-#endif
   const int rank = rank_variable(options.rank(), "RANK");
   const int size = rank_variable(options.world_size(), "WORLD_SIZE");
   if (size < 1 || rank >= size)

@@ -2,17 +2,19 @@
 //
 // Note [Backend modules]
 // ~~~~~~~~~~~~~~~~~~~~~~
-// liblocus itself needs nothing of CUDA: a program that only uses the CPU maps no CUDA library
-// and runs where none is installed. What does need CUDA is built as modules beside it:
+// liblocus itself needs nothing of CUDA or MPI: a program that only uses the CPU maps no CUDA or
+// MPI library and runs where none is installed. What does need them is built as modules beside
+// it:
 //   liblocus_cuda.so.N  the CUDA backend (runtime, kernels, cuBLAS), src/backends/cuda
 //   liblocus_nccl.so.N  the NCCL process group, src/distributed/nccl
+//   liblocus_mpi.so.N   the MPI process group (Open MPI, 7 libraries), src/distributed/mpi
 // Each links against liblocus (one copy of the core's state, shared with the program) and
 // exports one C function, locus_module_entry() (LOCUS_BACKEND_MODULE): the LOCUS_VERSION_STRING
 // it was built with and what it plugs in (the CUDA module: a DeviceRuntime and a KernelTable,
-// src/backends/register_backends.cpp; the NCCL module: the factory of its process group,
-// src/distributed/process_group.cpp). One loader, load_backend_module, serves every module. The core loads a module the first time its
-// device type or backend is asked for, never at start-up, and the CUDA one only where a driver
-// is present; everything above src/backends reaches CUDA through DeviceRuntime and the kernel
+// src/backends/register_backends.cpp; the NCCL and MPI modules: the factory of their process
+// group, src/distributed/process_group.cpp). One loader, load_backend_module, serves every
+// module. The core loads a module the first time its device type or backend is asked for, never
+// at start-up, and the CUDA one only where a driver is present; everything above src/backends reaches CUDA through DeviceRuntime and the kernel
 // table, so nothing else changes when the backend comes from a module. A static liblocus.a
 // (BUILD_SHARED_LIBS=OFF) links the same code in and calls the same entry points directly.
 // Why a module is missing, in the words locus info prints, is the loader's job: not installed

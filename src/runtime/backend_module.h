@@ -1,6 +1,7 @@
 #pragma once
-// Backend modules: the parts of Locus that need a GPU's libraries (the CUDA backend, the NCCL
-// process group) live in their own shared objects, loaded at run time (Note [Backend modules]).
+// Backend modules: the parts of Locus that need a GPU's libraries or MPI's (the CUDA backend,
+// the NCCL and MPI process groups) live in their own shared objects, loaded at run time (Note
+// [Backend modules]).
 
 #include <string>
 #include <string_view>
@@ -20,8 +21,9 @@ struct ModuleExports {
   /// LOCUS_VERSION_STRING of the build the module came from; the core loads only its own.
   const char* version = nullptr;
   /// What the module plugs in, a struct its registration and the module agree on (the CUDA
-  /// module: cuda_backend::ModuleEntry; the NCCL module: its NcclGroupFactory). A function, so
-  /// that nothing of the module runs before its version was checked.
+  /// module: cuda_backend::ModuleEntry; the NCCL and MPI modules: their NcclGroupFactory and
+  /// MpiGroupFactory). A function, so that nothing of the module runs before its version was
+  /// checked.
   const void* (*provide)() = nullptr;
 };
 
