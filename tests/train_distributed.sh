@@ -2,13 +2,15 @@
 # `locus train --nproc 2` (two ranks of DDP over Gloo, the global batch split between them) must
 # reach the accuracy of one process with the same global batch, report once (rank 0) and save
 # one checkpoint; `--shard full` (fully sharded) must train as DDP does and save the whole
-# weights in the same names. Exit 77 (skipped) without Fashion-MNIST or Gloo.
+# weights in the same names, and when one of its ranks is killed the other is stopped within
+# seconds. Exit 77 (skipped) without Fashion-MNIST or Gloo.
 set -euo pipefail
 locus="$1"
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || { echo "no dataset-fashion-mnist"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-flags=(--device cpu --epochs 2 --batch-size 128 --seed 3 --optimizer sgd --lr 0.05)
+common=(--device cpu --batch-size 128 --seed 3 --optimizer sgd --lr 0.05)
+flags=("${common[@]}" --epochs 2)
 "$locus" train "${flags[@]}" 2>/dev/null > "$work/one"
 rc=0
 "$locus" train "${flags[@]}" --nproc 2 --save "$work/model.safetensors" 2>"$work/err" > "$work/two" || rc=$?
@@ -36,3 +38,23 @@ sharded=$(accuracy "$work/sharded")
 [ "$(stat -c %s "$work/sharded.safetensors")" = "$(stat -c %s "$work/model.safetensors")" ] || { echo "the sharded checkpoint differs in size"; exit 1; }
 "$locus" train "${flags[@]}" --shard full 2>"$work/err" && { echo "--shard with one process was accepted"; exit 1; }
 grep -q "shards over several processes: add --nproc N" "$work/err"
+# A rank that dies mid-epoch of sharded training stops the other within seconds, named, as DDP's
+# ranks are (the launcher's supervision; rank 0 is then inside a collective that waits for rank 1).
+"$locus" train "${common[@]}" --epochs 20 --nproc 2 --shard full > "$work/out" 2> "$work/err" &
+launcher=$!
+for _ in $(seq 600); do grep -q "epoch 1/20" "$work/err" && break; sleep 0.05; done
+victim=""
+for child in $(pgrep -P "$launcher"); do
+  tr '\0' '\n' < "/proc/$child/environ" | grep -qx RANK=1 && victim=$child
+done
+[ -n "$victim" ] || { kill "$launcher" 2> /dev/null; cat "$work/err"; echo "rank 1 not found among the launcher's children"; exit 1; }
+t0=$(date +%s%N)
+kill -KILL "$victim"
+rc=0
+wait "$launcher" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "rank 1 killed mid-epoch: the launcher ended with status $rc after $ms ms"
+[ "$rc" = 137 ] || { cat "$work/err"; echo "exit status $rc, expected 137"; exit 1; }
+[ "$ms" -lt 10000 ] || { echo "the other rank took $ms ms to stop"; exit 1; }
+grep -qF "locus run: rank 1 (pid $victim) failed: killed by SIGKILL; stopped 1 other rank" "$work/err" ||
+  { cat "$work/err"; exit 1; }
