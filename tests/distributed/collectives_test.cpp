@@ -8,6 +8,7 @@
 #include <functional>
 #include <thread>
 
+#include "tests/distributed/collective_cases.h"
 #include "tests/distributed/rank_threads.h"
 
 namespace locus {
@@ -27,44 +28,7 @@ void on_ranks(int n, const std::function<void(ProcessGroup&)>& body,
 
 TEST(Collectives, AllReduceEveryOpAndDtype) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
-  for (int n : {2, 3})
-    on_ranks(n, [n](ProcessGroup& g) {
-      const double r = g.rank();
-      for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8}) {
-        // rank r holds [r + 1, 2 - r, 3]
-        auto make = [&] { return tensor({r + 1, 2 - r, 3.0}, kFloat64).to(dt); };
-        Tensor sum = make(), mx = make(), mn = make(), prod = make();
-        g.all_reduce(sum, ReduceOp::Sum)->wait();
-        g.all_reduce(mx, ReduceOp::Max)->wait();
-        g.all_reduce(mn, ReduceOp::Min)->wait();
-        g.all_reduce(prod, ReduceOp::Product)->wait();
-        std::vector<double> want_sum(3, 0), want_max(3, -1e9), want_min(3, 1e9), want_prod(3, 1);
-        for (int k = 0; k < n; ++k) {
-          const double v[3] = {k + 1.0, 2.0 - k, 3.0};
-          for (int i = 0; i < 3; ++i) {
-            want_sum[i] += v[i], want_prod[i] *= v[i];
-            want_max[i] = std::max(want_max[i], v[i]), want_min[i] = std::min(want_min[i], v[i]);
-          }
-        }
-        if (dt == kUInt8) continue;  // 2 - r is negative on rank 3 of 3: wraps, checked below
-        EXPECT_EQ(values(sum), want_sum) << dtype_name(dt);
-        EXPECT_EQ(values(mx), want_max) << dtype_name(dt);
-        EXPECT_EQ(values(mn), want_min) << dtype_name(dt);
-        EXPECT_EQ(values(prod), want_prod) << dtype_name(dt);
-      }
-      Tensor avg = tensor({2.0 * r}, kFloat64);
-      g.all_reduce(avg, ReduceOp::Avg)->wait();
-      EXPECT_DOUBLE_EQ(values(avg)[0], n - 1.0);
-      Tensor flags = tensor({r == 0, false, true});
-      Tensor any = flags.clone(), all = flags.clone();
-      g.all_reduce(any, ReduceOp::Sum)->wait();
-      g.all_reduce(all, ReduceOp::Product)->wait();
-      EXPECT_EQ(values(any), (std::vector<double>{1, 0, 1}));
-      EXPECT_EQ(values(all), (std::vector<double>{0, 0, 1}));
-      Tensor wrap = tensor({int64_t{255}}).to(kUInt8);
-      g.all_reduce(wrap, ReduceOp::Sum)->wait();
-      EXPECT_EQ(values(wrap)[0], static_cast<double>((255 * n) % 256));  // wraps like the kernels
-    });
+  for (int n : {2, 3}) on_ranks(n, [](ProcessGroup& g) { testing::expect_all_reduce_every_op_and_dtype(g); });
 }
 
 // All-reduce splits a buffer into one part per rank (Note [Ring all-reduce]): counts that do not
