@@ -31,7 +31,7 @@ TEST(Collectives, AllReduceEveryOpAndDtype) {
   for (int n : {2, 3}) on_ranks(n, [](ProcessGroup& g) { testing::expect_all_reduce_every_op_and_dtype(g); });
 }
 
-// All-reduce splits a buffer into one part per rank (Note [Ring all-reduce]): counts that do not
+// All-reduce splits a buffer into one part per rank (Note [Ring all-gather and all-reduce]): counts that do not
 // divide, parts left empty (2 elements on 3 ranks) and a 4 MiB buffer must all give the sum, and
 // the same bits on every rank.
 TEST(Collectives, AllReduceOfAnySizeGivesTheSameSumOnEveryRank) {

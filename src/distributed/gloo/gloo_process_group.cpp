@@ -117,17 +117,14 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input) override {
     count_collective(check_all_gather_into_tensor(output, input, size_));
     return enqueue(CollectiveCall::of("all_gather", input, -1, 0), [this, out = output, in = input](uint32_t tag) {
-      if (in.numel() == 0) return;  // Gloo divides by the count
-      HostBuffer from = HostBuffer::of(in), to = HostBuffer::of(out);
-      with_carrier(in.dtype(), [&](auto carrier) {
-        using C = decltype(carrier);
-        gloo::AllgatherOptions o(context_);
-        o.setInput(static_cast<C*>(from.data()), from.count());
-        o.setOutput(static_cast<C*>(to.data()), to.count());
-        o.setTag(tag);
-        o.setTimeout(timeout_);
-        gloo::allgather(o);
-      });
+      const int64_t part = in.numel();
+      if (part == 0) return;
+      HostBuffer to = HostBuffer::of(out);
+      to.host.view({-1}).narrow(0, rank_ * part, part).copy_(in.detach().reshape({-1}));
+      if (size_ > 1) {
+        auto whole = context_->createUnboundBuffer(to.data(), static_cast<size_t>(to.host.nbytes()));
+        ring_all_gather_in_place(to.host, RingParts{part * size_, part}, gloo::Slot::build(kRingSlotPrefix, tag), *whole);
+      }
       to.write_back();
     });
   }
@@ -178,7 +175,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   };
 
   // The part held by this rank's position shifted back by s; the reduce-scatter sends
-  // ring_part(s + 1) at step s, its mirror ring_part(s).
+  // ring_part(s + 1) at step s, the all-gather ring_part(s).
   int64_t ring_part(int s) const { return ((rank_ - s) % size_ + size_) % size_; }
 
   // One step of a ring: send_bytes of `whole` from send_offset to the next rank, recv_bytes from
@@ -222,30 +219,36 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
     out.detach().copy_(result);
   }
 
-  // Note [Ring all-reduce]
-  // Gloo's own all-reduce splits the buffer into at least 2 x size segments and waits on each,
-  // and each unbound-buffer transfer first waits for the peer's notice that it is ready to
-  // receive; on 2 ranks on one host its latency was ~0.5 ms whatever the size. The ring here
-  // is the reduce-scatter above followed by its mirror, an all-gather in which each finished
-  // part travels the ring once, received straight into its place: 2 (size - 1) steps, 2 (size -
-  // 1) / size of the buffer through each link, and the same bits on every rank (each part is
-  // reduced once, along the ring, then copied). Measured against Gloo's, 6 interleaved rounds
-  // of bench/dist_bench.sh's rows, 2 ranks: 16 KiB 1.3x, 256 KiB 2.3x, 4 MiB even, 64 MiB 1.3x
-  // (no pipelining of the reduction with the transfer, but fewer waits); so it does every size.
+  // Note [Ring all-gather and all-reduce]
+  // The mirror of the reduce-scatter: rank r starts with part r of `all` final; at step s it
+  // sends part (rank - s) to the next rank and receives part (rank - s - 1) from the previous
+  // one straight into its place, so each part travels the ring once: size - 1 steps. The
+  // all-reduce is the reduce-scatter followed by it: 2 (size - 1) / size of the buffer through
+  // each link, and the same bits on every rank (each part is reduced once, along the ring, then
+  // copied). Gloo's own all-reduce splits the buffer into at least 2 x size segments and waits
+  // on each, and every unbound-buffer transfer first waits for the peer's notice that it is
+  // ready; on 2 ranks on one host its latency was ~0.5 ms whatever the size. Against it, 6
+  // interleaved rounds of bench/dist_bench.sh's rows on 2 ranks: 16 KiB 1.3x, 256 KiB 2.3x,
+  // 4 MiB even, 64 MiB 1.3x (the reduction does not overlap the transfer, but there are fewer
+  // waits); so the ring does every size, and Gloo's allgather gave way to it too.
+  void ring_all_gather_in_place(Tensor& all, const RingParts& parts, uint64_t slot, gloo::transport::UnboundBuffer& whole) {
+    const size_t item = itemsize(all.dtype());
+    for (int s = 0; s < size_ - 1; ++s) {
+      const int64_t send = ring_part(s), received = ring_part(s + 1);
+      ring_step(whole, static_cast<size_t>(parts.begin(send)) * item, static_cast<size_t>(parts.length(send)) * item,
+                whole, static_cast<size_t>(parts.begin(received)) * item, static_cast<size_t>(parts.length(received)) * item,
+                slot);
+    }
+  }
+
   void all_reduce_in_place(Tensor& host, ReduceOp op, uint32_t tag) {
     const int64_t count = host.numel();
     if (size_ > 1 && count > 0) {
       const RingParts parts{count, (count + size_ - 1) / size_};
-      const size_t item = itemsize(host.dtype());
       const uint64_t slot = gloo::Slot::build(kRingSlotPrefix, tag);
       auto whole = context_->createUnboundBuffer(host.data_ptr(), static_cast<size_t>(host.nbytes()));
       ring_reduce_scatter_in_place(host, parts, op, slot, *whole);
-      for (int s = 0; s < size_ - 1; ++s) {
-        const int64_t send = ring_part(s), received = ring_part(s + 1);
-        ring_step(*whole, static_cast<size_t>(parts.begin(send)) * item, static_cast<size_t>(parts.length(send)) * item,
-                  *whole, static_cast<size_t>(parts.begin(received)) * item,
-                  static_cast<size_t>(parts.length(received)) * item, slot);
-      }
+      ring_all_gather_in_place(host, parts, slot, *whole);
     }
     if (op == ReduceOp::Avg) host.div_(static_cast<double>(size_));
   }
