@@ -31,9 +31,9 @@ TEST(Collectives, AllReduceEveryOpAndDtype) {
   for (int n : {2, 3}) on_ranks(n, [](ProcessGroup& g) { testing::expect_all_reduce_every_op_and_dtype(g); });
 }
 
-// All-reduce splits a buffer into one part per rank (Note [Ring all-gather and all-reduce]): counts that do not
-// divide, parts left empty (2 elements on 3 ranks) and a 4 MiB buffer must all give the sum, and
-// the same bits on every rank.
+// All-reduce splits a buffer into one part per rank (Note [Ring all-gather and all-reduce]):
+// counts that do not divide, parts left empty (2 elements on 3 ranks) and a 4 MiB buffer must all
+// give the sum, and the same bits on every rank.
 TEST(Collectives, AllReduceOfAnySizeGivesTheSameSumOnEveryRank) {
   if (!distributed::is_available("gloo")) GTEST_SKIP() << "built without Gloo";
   for (int n : {2, 3})
