@@ -5,8 +5,8 @@
 #   liblocus-dev     headers, the CMake package, locus.pc, the liblocus.so link
 #   locus-tools      the `locus` command
 # liblocus0's dependencies come from dpkg-shlibdeps (OpenBLAS's OpenMP build, oneDNN, Gloo, zlib,
-# libzip); liblocus-mpi0 names Open MPI's package itself (dpkg-shlibdeps cannot see liblocus.so.0,
-# which another package of the same build holds); the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
+# libzip), and liblocus-mpi0's (Open MPI's package, whatever the release names it) too, with the
+# build directory as a private one so that it finds liblocus.so.0, which liblocus0 holds; the CUDA libraries the modules need are NVIDIA's (the CUDA toolkit or its
 # cuda-libraries / libnccl2 packages from NVIDIA's repository), which Debian does not carry, so
 # liblocus-cuda0 recommends them rather than depending on them: without them
 # cuda::is_available() is false and `locus info` names the library that is missing.
@@ -32,6 +32,7 @@ set(soversion ${PROJECT_VERSION_MAJOR})
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "liblocus${soversion}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 # dpkg-shlibdeps names libopenblas0, which any threading flavour provides; Locus wants the OpenMP
 # one (Note [CPU threads]) and its RUNPATH points there.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp")
@@ -39,7 +40,7 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Locus tensor library: the core (CPU, sim devices, Gloo process groups)")
 
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME "liblocus-mpi${soversion}")
-set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "libopenmpi3")
+set(CPACK_DEBIAN_MPI_PACKAGE_SHLIBDEPS ON)
 set(CPACK_COMPONENT_MPI_DEPENDS runtime)
 set(CPACK_COMPONENT_MPI_DESCRIPTION "Locus tensor library: the MPI process group (Open MPI), loaded at run time")
 

@@ -65,6 +65,11 @@ check_no_module_library build/consumer-deb/consumer
 "${no_cuda_env[@]}" g++ -O1 -o build/consumer-deb/consumer_pkgconfig consumer/main.cpp $(pkg-config --cflags --libs locus)
 "${no_cuda_env[@]}" build/consumer-deb/consumer_pkgconfig >/dev/null
 check_no_module_library build/consumer-deb/consumer_pkgconfig
-"${no_cuda_env[@]}" /usr/bin/locus info | sed -n '/Build/,$p' | grep -E "CUDA backend|cuda:|nccl|mpi:"
+"${no_cuda_env[@]}" /usr/bin/locus info > build/consumer-deb/info.txt
+sed -n '/Build/,$p' build/consumer-deb/info.txt | grep -E "CUDA backend|cuda:|nccl|mpi:"
+if [ -n "$(ls build/packages/liblocus-mpi0_*.deb 2> /dev/null)" ] && ! grep -qxF "  mpi: available" build/consumer-deb/info.txt; then
+  echo "error: liblocus-mpi0 is installed, but locus info cannot use mpi (above)" >&2
+  exit 1
+fi
 check_no_module_library /usr/bin/locus
 echo "Debian packages ($packages): installed, consumer built through CMake and pkg-config, ran"

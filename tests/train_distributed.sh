@@ -39,13 +39,22 @@ sharded=$(accuracy "$work/sharded")
 "$locus" train "${flags[@]}" --shard full 2>"$work/err" && { echo "--shard with one process was accepted"; exit 1; }
 grep -q "shards over several processes: add --nproc N" "$work/err"
 # A rank that dies mid-epoch of sharded training stops the other within seconds, named, as DDP's
-# ranks are (the launcher's supervision; rank 0 is then inside a collective that waits for rank 1).
+# ranks are: rank 0 is inside a collective with rank 1 when it dies, and either Gloo's closed
+# connection or the launcher ends it; the user sees the launcher's account either way.
+children_of() {  # PID: the processes whose parent it is, read from /proc (no procps needed)
+  local stat fields
+  for stat in /proc/[0-9]*/stat; do
+    fields=$(sed 's/.*) //' "$stat" 2> /dev/null) || continue
+    [ "$(echo "$fields" | cut -d' ' -f2)" = "$1" ] && basename "$(dirname "$stat")"
+  done
+  return 0
+}
 "$locus" train "${common[@]}" --epochs 20 --nproc 2 --shard full > "$work/out" 2> "$work/err" &
 launcher=$!
 for _ in $(seq 600); do grep -q "epoch 1/20" "$work/err" && break; sleep 0.05; done
 victim=""
-for child in $(pgrep -P "$launcher"); do
-  tr '\0' '\n' < "/proc/$child/environ" | grep -qx RANK=1 && victim=$child
+for child in $(children_of "$launcher"); do
+  tr '\0' '\n' < "/proc/$child/environ" 2> /dev/null | grep -qx RANK=1 && victim=$child
 done
 [ -n "$victim" ] || { kill "$launcher" 2> /dev/null; cat "$work/err"; echo "rank 1 not found among the launcher's children"; exit 1; }
 t0=$(date +%s%N)

@@ -131,10 +131,12 @@ class ProcessGroup {
   std::atomic<int64_t> collectives_{0}, bytes_{0};
 };
 
-/// Whether this build has `backend` ("gloo", "nccl", "mpi"); for nccl, whether its module
-/// (liblocus_nccl) and the NCCL library it needs can be loaded.
+/// Whether this build has `backend` ("gloo", "nccl", "mpi"); for nccl and mpi, whether their
+/// modules (liblocus_nccl, liblocus_mpi) and the libraries they need can be loaded: asking loads
+/// them (for mpi, Open MPI's libraries into this process).
 bool is_available(const std::string& backend);
-/// Why `backend` cannot be used ("built without Gloo", the NCCL module's story); empty when it can.
+/// Why `backend` cannot be used ("built without Gloo", the NCCL or MPI module's story); empty when
+/// it can.
 std::string unavailable_reason(const std::string& backend);
 
 /// A new group of `backend` (ValueError for an unknown one, BackendUnavailableError for one this

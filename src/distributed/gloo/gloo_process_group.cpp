@@ -4,8 +4,9 @@
 // each with its sequence number as Gloo's tag (Gloo needs every rank to issue the same
 // collectives in the same order, each with the same tag). Gloo works on host memory: a
 // contiguous CPU tensor is used in place, any other is copied to a host buffer and back.
-// Avg is a sum divided by the size afterwards; reduce-scatter is a ring of Gloo's point-to-point
-// buffers (Note [Ring reduce-scatter]). On failure the group records why and refuses later
+// Avg is a sum divided by the size afterwards; reduce-scatter, all-gather and all-reduce are rings
+// of Gloo's point-to-point buffers (Notes [Ring reduce-scatter], [Ring all-gather and all-reduce]),
+// broadcast and barrier Gloo's own. On failure the group records why and refuses later
 // collectives, because a timed-out Gloo context is left in an unknown state; a timeout also asks
 // the store which ranks reached the same collective, so the error names the ones that did not.
 
