@@ -28,10 +28,14 @@ struct ValuesIndices {
   Tensor indices;
 };
 
-/// True when shapes match and every element is within atol + rtol*|b| (NaNs unequal). The
+/// torch.allclose: true when every element of a and b, broadcast together, is close: equal
+/// (infinities of one sign included), or both finite with |a - b| <= atol + rtol * |b|; NaNs
+/// only with `equal_nan`. DTypeError when the dtypes differ ("float32 did not match float64"),
+/// ShapeError when the shapes do not broadcast, ValueError for a negative rtol or atol. The
 /// device rule holds: DeviceMismatchError for tensors on two devices (0-dim CPU ones may join).
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
-/// True when shapes, dtypes and every element match exactly. The device rule holds, as above.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+/// torch.equal: true when the shapes match and every element equals (in the dtype both promote
+/// to, so an int64 1 equals a float32 1; NaN equals nothing). The device rule holds, as above.
 bool equal(const Tensor& a, const Tensor& b);
 
 // ---- reductions ---------------------------------------------------------------------------

@@ -437,6 +437,10 @@ class Tensor {
   Tensor logical_and(const Tensor& o) const;
   Tensor logical_or(const Tensor& o) const;
   Tensor logical_xor(const Tensor& o) const;
+  /// `allclose(*this, other, rtol, atol, equal_nan)`, LibTorch's `a.allclose(b)`.
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  /// `equal(*this, other)`, LibTorch's `a.equal(b)`.
+  bool equal(const Tensor& other) const;
   /// `where(condition, *this, other)`.
   Tensor where(const Tensor& condition, const Tensor& other) const;
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;

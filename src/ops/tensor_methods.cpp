@@ -3,11 +3,15 @@
 // knows what a tensor is, ops know what can be done with one.
 
 #include <cmath>
+#include <sstream>
+#include <utility>
 
+#include "locus/autograd.h"
 #include "locus/errors.h"
 #include "locus/factories.h"
 #include "locus/ops.h"
 #include "locus/tensor.h"
+#include "src/core/public_op.h"
 #include "src/ops/elementwise_call.h"
 #include "src/ops/public_op.h"
 
@@ -132,24 +136,42 @@ Tensor Tensor::mm(const Tensor& o) const { return locus::mm(*this, o); }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return locus::index_select(*this, dim, index); }
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return locus::gather(*this, dim, index); }
 
-// Both compare on the host, but follow the device rule like every op: comparing a sim tensor
-// with a CPU one is the missing .to(device) the rule exists to catch (PyTorch raises too).
-bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+// Both follow the device rule like every op: comparing a sim tensor with a CPU one is the
+// missing .to(device) the rule exists to catch (PyTorch raises too). They run as ops on the
+// tensors' device, inside their public name, so a shape that does not broadcast is reported as
+// allclose's.
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   const ops::PublicOp op("allclose", {{a, "self"}, {b, "other"}}, ops::CpuScalars::Join);
-  if (!(a.shape() == b.shape())) return false;
-  const std::vector<double> va = a.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
-  const std::vector<double> vb = b.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
-  for (size_t i = 0; i < va.size(); ++i)
-    if (!(std::abs(va[i] - vb[i]) <= atol + rtol * std::abs(vb[i]))) return false;
-  return true;
+  if (a.dtype() != b.dtype())
+    throw DTypeError(detail::error_prefix("allclose") + std::string(dtype_name(a.dtype())) + " did not match " +
+                     std::string(dtype_name(b.dtype())));
+  for (const auto& [value, name] : {std::pair{rtol, "rtol"}, std::pair{atol, "atol"}})
+    if (!(value >= 0))
+      throw ValueError(detail::error_prefix("allclose") + name + " must be greater than or equal to zero, but got " +
+                       (std::ostringstream() << value).str());
+  NoGradGuard no_grad;
+  const Tensor x = a.detach(), y = b.detach();
+  // torch.isclose: equal values are close (exactly, in their own dtype: infinities too); any
+  // others only when the error is finite and within the allowance. The error is taken in
+  // float64, or in int64 for integers (exact where float64 would round 2^53 + 1 to 2^53).
+  Tensor close = x.eq(y);
+  const DType wide = is_floating_point(x.dtype()) ? kFloat64 : kInt64;
+  const Tensor error = (x.to(wide) - y.to(wide)).abs().to(kFloat64);
+  close = close.logical_or(error.isfinite().logical_and(error.le(y.to(kFloat64).abs() * rtol + atol)));
+  if (equal_nan) close = close.logical_or(x.isnan().logical_and(y.isnan()));
+  return close.all().item<bool>();
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
   const ops::PublicOp op("equal", {{a, "self"}, {b, "other"}}, ops::CpuScalars::Join);
-  if (!(a.shape() == b.shape()) || a.dtype() != b.dtype()) return false;
-  const std::vector<double> va = a.detach().cpu().to(kFloat64).to_vector<double>();
-  const std::vector<double> vb = b.detach().cpu().to(kFloat64).to_vector<double>();
-  return va == vb;
+  if (!(a.shape() == b.shape())) return false;
+  NoGradGuard no_grad;
+  return a.detach().eq(b.detach()).all().item<bool>();
 }
+
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return locus::allclose(*this, other, rtol, atol, equal_nan);
+}
+bool Tensor::equal(const Tensor& other) const { return locus::equal(*this, other); }
 
 }  // namespace locus
