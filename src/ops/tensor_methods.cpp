@@ -2,7 +2,6 @@
 // operators, and allclose / equal. They live with the ops, not with Tensor in core: core
 // knows what a tensor is, ops know what can be done with one.
 
-#include <cmath>
 #include <sstream>
 #include <utility>
 

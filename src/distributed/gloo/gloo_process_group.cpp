@@ -124,7 +124,8 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
       to.host.view({-1}).narrow(0, rank_ * part, part).copy_(in.detach().reshape({-1}));
       if (size_ > 1) {
         auto whole = context_->createUnboundBuffer(to.data(), static_cast<size_t>(to.host.nbytes()));
-        ring_all_gather_in_place(to.host, RingParts{part * size_, part}, gloo::Slot::build(kRingSlotPrefix, tag), *whole);
+        const RingParts parts{part * size_, part, itemsize(in.dtype())};
+        ring_all_gather_in_place(parts, gloo::Slot::build(kRingSlotPrefix, tag), *whole);
       }
       to.write_back();
     });
@@ -167,12 +168,15 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   // Gloo sends an unbound buffer only once the peer has said it is ready to receive, so the
   // notices cross while both ranks are still posting.
 
-  // The parts of a ring over `count` elements: `size` parts of ceil(count / size) elements, the
-  // last ones shorter or empty.
+  // The parts of a ring over `count` elements of `item` bytes: `size` parts of `part` elements,
+  // the last ones shorter or empty. Gloo's transfers count bytes, the reduction elements.
   struct RingParts {
     int64_t count, part;
+    size_t item;
     int64_t begin(int64_t p) const { return std::min(p * part, count); }
     int64_t length(int64_t p) const { return std::min((p + 1) * part, count) - begin(p); }
+    size_t offset(int64_t p) const { return static_cast<size_t>(begin(p)) * item; }
+    size_t bytes(int64_t p) const { return static_cast<size_t>(length(p)) * item; }
   };
 
   // The part held by this rank's position shifted back by s; the reduce-scatter sends
@@ -194,23 +198,21 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   // part `rank_` of `all` holds the reduction of every rank's part `rank_`.
   void ring_reduce_scatter_in_place(Tensor& all, const RingParts& parts, ReduceOp op, uint64_t slot,
                                     gloo::transport::UnboundBuffer& whole) {
-    const size_t item = itemsize(all.dtype());
     char* base = static_cast<char*>(all.data_ptr());
     const HostReduce reduce = host_reduce(all.dtype(), op);
     Tensor incoming = empty({parts.part}, TensorOptions().dtype(all.dtype()));
-    auto in = context_->createUnboundBuffer(incoming.data_ptr(), static_cast<size_t>(parts.part) * item);
+    auto in = context_->createUnboundBuffer(incoming.data_ptr(), static_cast<size_t>(incoming.nbytes()));
     for (int s = 0; s < size_ - 1; ++s) {
       const int64_t send = ring_part(s + 1), received = ring_part(s + 2);
-      ring_step(whole, static_cast<size_t>(parts.begin(send)) * item, static_cast<size_t>(parts.length(send)) * item, *in,
-                0, static_cast<size_t>(parts.length(received)) * item, slot);
-      char* mine = base + parts.begin(received) * static_cast<int64_t>(item);
+      ring_step(whole, parts.offset(send), parts.bytes(send), *in, 0, parts.bytes(received), slot);
+      char* mine = base + parts.offset(received);
       reduce(mine, mine, incoming.data_ptr(), static_cast<size_t>(parts.length(received)));
     }
   }
 
   void ring_reduce_scatter(Tensor& all, const Tensor& out, ReduceOp op, uint32_t tag) {
     const int64_t part = out.numel();
-    const RingParts parts{part * size_, part};
+    const RingParts parts{part * size_, part, itemsize(all.dtype())};
     if (size_ > 1 && part > 0) {
       auto whole = context_->createUnboundBuffer(all.data_ptr(), static_cast<size_t>(all.nbytes()));
       ring_reduce_scatter_in_place(all, parts, op, gloo::Slot::build(kRingSlotPrefix, tag), *whole);
@@ -221,7 +223,7 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   }
 
   // Note [Ring all-gather and all-reduce]
-  // The mirror of the reduce-scatter: rank r starts with part r of `all` final; at step s it
+  // The mirror of the reduce-scatter: rank r starts with part r of the buffer final; at step s it
   // sends part (rank - s) to the next rank and receives part (rank - s - 1) from the previous
   // one straight into its place, so each part travels the ring once: size - 1 steps. The
   // all-reduce is the reduce-scatter followed by it: 2 (size - 1) / size of the buffer through
@@ -232,24 +234,21 @@ class GlooProcessGroup final : public ProcessGroup, public std::enable_shared_fr
   // interleaved rounds of bench/dist_bench.sh's rows on 2 ranks: 16 KiB 1.3x, 256 KiB 2.3x,
   // 4 MiB even, 64 MiB 1.3x (the reduction does not overlap the transfer, but there are fewer
   // waits); so the ring does every size, and Gloo's allgather gave way to it too.
-  void ring_all_gather_in_place(Tensor& all, const RingParts& parts, uint64_t slot, gloo::transport::UnboundBuffer& whole) {
-    const size_t item = itemsize(all.dtype());
+  void ring_all_gather_in_place(const RingParts& parts, uint64_t slot, gloo::transport::UnboundBuffer& whole) {
     for (int s = 0; s < size_ - 1; ++s) {
       const int64_t send = ring_part(s), received = ring_part(s + 1);
-      ring_step(whole, static_cast<size_t>(parts.begin(send)) * item, static_cast<size_t>(parts.length(send)) * item,
-                whole, static_cast<size_t>(parts.begin(received)) * item, static_cast<size_t>(parts.length(received)) * item,
-                slot);
+      ring_step(whole, parts.offset(send), parts.bytes(send), whole, parts.offset(received), parts.bytes(received), slot);
     }
   }
 
   void all_reduce_in_place(Tensor& host, ReduceOp op, uint32_t tag) {
     const int64_t count = host.numel();
     if (size_ > 1 && count > 0) {
-      const RingParts parts{count, (count + size_ - 1) / size_};
+      const RingParts parts{count, (count + size_ - 1) / size_, itemsize(host.dtype())};
       const uint64_t slot = gloo::Slot::build(kRingSlotPrefix, tag);
       auto whole = context_->createUnboundBuffer(host.data_ptr(), static_cast<size_t>(host.nbytes()));
       ring_reduce_scatter_in_place(host, parts, op, slot, *whole);
-      ring_all_gather_in_place(host, parts, slot, *whole);
+      ring_all_gather_in_place(parts, slot, *whole);
     }
     if (op == ReduceOp::Avg) host.div_(static_cast<double>(size_));
   }
